@@ -1,0 +1,66 @@
+#!/bin/busybox sh
+# guest-init.sh: /init of the test VM: mount, load KVM, refuse an unstable TSC, run the payload, report its status.
+#
+# Serial ports: ttyS0 is the kernel console, ttyS1 carries the payload's
+# output, ttyS2 receives its exit status and nothing else, so the host never
+# has to guess it from console text. The payload is the command line in
+# /ktt/payload, run from /ktt.
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+setup_mounts()
+{
+	mkdir -p /proc /sys /dev /tmp /run
+	mount -t proc proc /proc
+	mount -t sysfs sysfs /sys
+	mount -t devtmpfs devtmpfs /dev
+	mount -t tmpfs tmpfs /tmp
+	mount -t tracefs tracefs /sys/kernel/tracing
+	mount -t debugfs debugfs /sys/kernel/debug
+}
+
+load_kvm()
+{
+	if grep -qw svm /proc/cpuinfo; then
+		modprobe kvm_amd nested=1
+	elif grep -qw vmx /proc/cpuinfo; then
+		modprobe kvm_intel nested=1
+	else
+		echo "# the VM's CPU has neither SVM nor VMX: no /dev/kvm" >&2
+	fi
+}
+
+# DESIGN.md section 5: with an unstable TSC, KVM rewrites the offsets at every
+# vcpu_load and exact event sequences become meaningless.
+check_tsc()
+{
+	if dmesg | grep -q 'Marking TSC unstable'; then
+		echo "Bail out! the TSC of the test VM is marked unstable: $(dmesg | grep -m1 'TSC unstable')"
+		return 1
+	fi
+}
+
+run_payload()
+{
+	cd /ktt || return 1
+	check_tsc || return 1
+	sh -c "$(cat /ktt/payload)"
+}
+
+main()
+{
+	local status
+
+	/bin/busybox --install -s
+	setup_mounts
+	load_kvm
+	stty -F /dev/ttyS1 raw -echo
+	stty -F /dev/ttyS2 raw -echo
+	run_payload >/dev/ttyS1 2>&1
+	status=$?
+	echo "$status" >/dev/ttyS2
+	sync
+	poweroff -f
+}
+
+main

@@ -1,0 +1,184 @@
+#!/bin/bash
+# kernel-tree.sh: obtain a Linux 6.12 git tree and apply patches/series to it with git am.
+#
+# Default: Debian's linux-source-6.12 unpacked once under build/linux and made a
+# git repo whose first commit names the exact version. KSRC=/path/to/linux uses
+# a user's own clean git tree instead. Rerunning with the same series does
+# nothing; a changed series is reapplied from the base commit. A patch that
+# does not apply leaves the tree at the base and says which patch and hunk.
+
+set -eu
+
+. "$(dirname "$0")/common.sh"
+
+readonly SOURCE_PKG=linux-source-6.12
+readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz
+readonly SERIES_DIR=$TOP_DIR/patches
+readonly BASE_REF=refs/kvm-tsc-trace/base
+readonly APPLIED_REF=refs/kvm-tsc-trace/applied
+
+# Commits made here must not depend on the user's git identity being set.
+use_default_identity()
+{
+	git config user.email >/dev/null 2>&1 && return 0
+	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
+	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
+}
+
+source_pkg_version()
+{
+	dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2>/dev/null || true
+}
+
+install_source_pkg()
+{
+	[ -f "$SOURCE_TARBALL" ] && return 0
+	[ "$(id -u)" = 0 ] || die "$SOURCE_TARBALL missing: install the Debian package $SOURCE_PKG"
+	note "installing $SOURCE_PKG"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$SOURCE_PKG" >/dev/null ||
+		die "apt-get install $SOURCE_PKG failed"
+}
+
+# Unpack into a scratch directory and rename it into place, so an interrupted
+# run (or a full disk) leaves nothing that a later run would mistake for a tree.
+unpack_source_pkg()
+{
+	local version=$1 tmp=$TREE_DIR.new kver
+
+	note "unpacking $SOURCE_TARBALL ($version) into $TREE_DIR"
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	tar -xf "$SOURCE_TARBALL" -C "$tmp" --strip-components=1 ||
+		die "cannot unpack $SOURCE_TARBALL (disk full?)"
+	kver=$(make -s -C "$tmp" kernelversion)
+	git -C "$tmp" init -q
+	# -f: Debian's .gitignore ignores everything at the top level.
+	git -C "$tmp" add -A -f
+	git -C "$tmp" commit -q -m "Linux $kver (Debian $SOURCE_PKG $version)"
+	git -C "$tmp" update-ref "$BASE_REF" HEAD
+	echo "$version" >"$tmp/.git/kvm-tsc-trace.version"
+	rm -rf "$TREE_DIR"
+	mv "$tmp" "$TREE_DIR"
+}
+
+prepare_packaged_tree()
+{
+	local version
+
+	install_source_pkg
+	version=$(source_pkg_version)
+	if [ "$(cat "$TREE_DIR/.git/kvm-tsc-trace.version" 2>/dev/null)" != "$version" ]; then
+		unpack_source_pkg "$version"
+		return 0
+	fi
+	# Our own tree: an interrupted git am or stray edits are simply discarded.
+	[ -d "$TREE_DIR/.git/rebase-apply" ] && git -C "$TREE_DIR" am --abort
+	git -C "$TREE_DIR" diff --quiet HEAD || git -C "$TREE_DIR" reset -q --hard HEAD
+}
+
+check_user_tree()
+{
+	local tree=$1 f dirty
+
+	[ -d "$tree" ] || die "KSRC=$tree: no such directory"
+	for f in Makefile arch/x86/kvm/x86.c arch/x86/kvm/trace.h scripts/kconfig/merge_config.sh; do
+		[ -f "$tree/$f" ] || die "KSRC=$tree is not a Linux kernel tree: $f is missing"
+	done
+	git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 ||
+		die "KSRC=$tree is not a git repository: the series is applied with git am"
+	[ -d "$(git -C "$tree" rev-parse --git-path rebase-apply)" ] &&
+		die "KSRC=$tree has a git am or rebase in progress: finish or abort it first"
+	dirty=$(git -C "$tree" status --porcelain --untracked-files=no | head -5)
+	[ -z "$dirty" ] ||
+		die "KSRC=$tree has uncommitted changes, which git am would mix with the series; commit or stash them:
+$dirty"
+	case $(make -s -C "$tree" kernelversion) in
+	6.12*) ;;
+	*) note "warning: KSRC=$tree is Linux $(make -s -C "$tree" kernelversion), the series is written for 6.12" ;;
+	esac
+}
+
+# The base is the commit the series goes on: recorded once, and kept while
+# HEAD is still the result of our last application.
+record_base()
+{
+	local tree=$1 head applied
+
+	head=$(git -C "$tree" rev-parse HEAD)
+	applied=$(git -C "$tree" rev-parse -q --verify "$APPLIED_REF" || true)
+	if [ "$head" != "$applied" ] || ! git -C "$tree" rev-parse -q --verify "$BASE_REF" >/dev/null; then
+		git -C "$tree" update-ref "$BASE_REF" "$head"
+	fi
+}
+
+series_patches()
+{
+	[ -f "$SERIES_DIR/series" ] || die "$SERIES_DIR/series is missing"
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$SERIES_DIR/series"
+}
+
+series_hash()
+{
+	local p
+
+	{
+		cat "$SERIES_DIR/series"
+		series_patches | while read -r p; do
+			[ -f "$SERIES_DIR/$p" ] || die "patches/series names $p, which is not in patches/"
+			cat "$SERIES_DIR/$p"
+		done
+	} | sha256sum | cut -d' ' -f1
+}
+
+# git am stops at the first hunk that fails; report that, then undo everything.
+apply_one()
+{
+	local tree=$1 patch=$2 out
+
+	if out=$(git -C "$tree" am -q "$SERIES_DIR/$patch" 2>&1); then
+		return 0
+	fi
+	git -C "$tree" am --abort >/dev/null 2>&1 || true
+	git -C "$tree" reset -q --hard "$BASE_REF"
+	die "patch $patch does not apply to $tree; the tree is back at the base commit.
+$(echo "$out" | grep -m3 -e '^error:' -e 'Patch failed at')"
+}
+
+apply_series()
+{
+	local tree=$1 hash stamp patch
+
+	stamp=$(git -C "$tree" rev-parse --git-path kvm-tsc-trace.series)
+	case $stamp in /*) ;; *) stamp=$tree/$stamp ;; esac
+	hash=$(series_hash)
+	if [ "$(git -C "$tree" rev-parse HEAD)" = "$(git -C "$tree" rev-parse -q --verify "$APPLIED_REF" || true)" ] &&
+	   [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
+		note "$tree: series already applied"
+		return 0
+	fi
+	git -C "$tree" reset -q --hard "$BASE_REF"
+	for patch in $(series_patches); do
+		apply_one "$tree" "$patch"
+	done
+	git -C "$tree" update-ref "$APPLIED_REF" HEAD
+	echo "$hash" >"$stamp"
+	note "$tree: applied $(series_patches | wc -l) patches on $(git -C "$tree" log -1 --format=%s "$BASE_REF")"
+}
+
+main()
+{
+	local tree
+
+	need_cmd git git
+	use_default_identity
+	tree=$(kernel_tree)
+	if [ -n "${KSRC:-}" ]; then
+		check_user_tree "$tree"
+	else
+		prepare_packaged_tree
+	fi
+	record_base "$tree"
+	apply_series "$tree"
+}
+
+main "$@"

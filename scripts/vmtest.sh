@@ -1,0 +1,132 @@
+#!/bin/bash
+# vmtest.sh: run a command inside the test kernel under QEMU (TCG, nested SVM) and return its exit status.
+#
+# usage: vmtest.sh COMMAND...
+#
+# COMMAND runs from /ktt inside the VM, which holds scripts/, the installed
+# selftests and the module. Its output is printed here; the console log and
+# the payload output stay in build/vmtest/. The run fails when the VM does not
+# report a status before VMTEST_TIMEOUT, or when the kernel log shows a
+# warning, BUG, Oops, KASAN or lockdep report.
+
+set -eu
+
+. "$(dirname "$0")/common.sh"
+
+readonly VM_DIR=$BUILD_DIR/vmtest
+readonly VM_ROOT=$VM_DIR/root
+readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
+readonly CONSOLE_LOG=$VM_DIR/console.log
+readonly OUTPUT_LOG=$VM_DIR/output.log
+readonly STATUS_FILE=$VM_DIR/status
+readonly QEMU_LOG=$VM_DIR/qemu.log
+readonly TIMEOUT=${VMTEST_TIMEOUT:-900}
+readonly VM_CPUS=${VMTEST_CPUS:-2}
+readonly VM_MEM=${VMTEST_MEM:-2G}
+readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
+# Kernel messages that fail a run whatever the payload said.
+readonly SPLAT_RE='WARNING: CPU:|BUG: |Oops|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|Marking TSC unstable'
+
+cleanup()
+{
+	[ -n "${QEMU_PID:-}" ] && kill "$QEMU_PID" 2>/dev/null
+	return 0
+}
+
+# TCG runs the guest TSC at the host's rate; telling the guest that rate
+# spares it a calibration that fails without a reference timer.
+host_tsc_khz()
+{
+	local mhz
+
+	mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
+	[ -n "$mhz" ] || mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	[ -n "$mhz" ] || die "cannot tell the host TSC frequency: set VMTEST_TSC_KHZ"
+	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
+}
+
+build_initramfs()
+{
+	local kmods=$KBUILD_OUT/modroot/lib/modules
+
+	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
+	[ -d "$kmods" ] || die "$kmods missing: run 'make kernel'"
+	rm -rf "$VM_ROOT"
+	mkdir -p "$VM_ROOT"/{bin,lib,ktt}
+	cp /bin/busybox "$VM_ROOT/bin/busybox"
+	cp "$TOP_DIR/scripts/guest-init.sh" "$VM_ROOT/init"
+	cp -r "$kmods" "$VM_ROOT/lib/modules"
+	cp -r "$TOP_DIR/scripts" "$VM_ROOT/ktt/scripts"
+	[ -d "$BUILD_DIR/selftests-install" ] && cp -r "$BUILD_DIR/selftests-install" "$VM_ROOT/ktt/selftests"
+	[ -d "$BUILD_DIR/module" ] && cp -r "$BUILD_DIR/module" "$VM_ROOT/ktt/module"
+	printf '%s\n' "$*" >"$VM_ROOT/ktt/payload"
+	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
+}
+
+run_qemu()
+{
+	local tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
+
+	: >"$OUTPUT_LOG"
+	rm -f "$STATUS_FILE"
+	qemu-system-x86_64 -accel tcg -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
+		-nodefaults -display none -no-reboot \
+		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
+		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable" \
+		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" 2>"$QEMU_LOG" &
+	QEMU_PID=$!
+	tail -n +1 -f --pid="$QEMU_PID" "$OUTPUT_LOG" &
+	if ! wait_qemu; then
+		kill "$QEMU_PID" 2>/dev/null || true
+		wait "$QEMU_PID" 2>/dev/null || true
+		QEMU_PID=
+		die "the VM did not finish within ${TIMEOUT}s and was killed; console log: $CONSOLE_LOG"
+	fi
+	QEMU_PID=
+	wait
+}
+
+# Bounded wait: poll, since bash's wait has no timeout.
+wait_qemu()
+{
+	local waited=0
+
+	while kill -0 "$QEMU_PID" 2>/dev/null; do
+		[ "$waited" -lt "$TIMEOUT" ] || return 1
+		sleep 1
+		waited=$((waited + 1))
+	done
+	wait "$QEMU_PID" || note "qemu exited with status $?, see $QEMU_LOG"
+	return 0
+}
+
+# The payload's status counts only if the kernel stayed healthy.
+payload_status()
+{
+	local status
+
+	if grep -Eq "$SPLAT_RE" "$CONSOLE_LOG"; then
+		grep -E -m5 "$SPLAT_RE" "$CONSOLE_LOG" >&2
+		die "the test kernel reported a problem (above); console log: $CONSOLE_LOG"
+	fi
+	status=$(tr -dc 0-9 <"$STATUS_FILE" 2>/dev/null || true)
+	[ -n "$status" ] || die "the VM stopped without reporting a status; console log: $CONSOLE_LOG"
+	return "$status"
+}
+
+main()
+{
+	[ $# -gt 0 ] || die "usage: ${0##*/} COMMAND..."
+	need_cmd qemu-system-x86_64 qemu-system-x86
+	need_cmd cpio cpio
+	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
+		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
+	trap cleanup EXIT
+	mkdir -p "$VM_DIR"
+	build_initramfs "$@"
+	run_qemu
+	payload_status
+}
+
+main "$@"
