@@ -1,0 +1,43 @@
+# Makefile: top-level targets of kvm-tsc-trace; README.md says what each needs and prints.
+#
+#   make check   install what is missing, build everything, run every check
+#   make demo    boot the patched kernel and show what the TSC events say
+
+BUILD := $(CURDIR)/build
+KDIR := $(BUILD)/kernel
+
+all: kernel selftests module tools
+
+deps:
+	scripts/deps.sh
+
+# Both scripts do nothing when their inputs have not changed.
+kernel:
+	scripts/kernel-tree.sh
+	scripts/build-kernel.sh
+
+selftests:
+	$(MAKE) -C selftests install
+
+module:
+	@if [ -f module/Makefile ]; then $(MAKE) -C module KDIR=$(KDIR); \
+	else echo "module/: no module to build yet"; fi
+
+tools:
+	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; \
+	else echo "tools/: no tools to build yet"; fi
+
+# Boot the test kernel and run the in-VM checks and the selftests.
+vmtest: kernel selftests module
+	scripts/vmtest.sh sh scripts/vm-checks.sh
+
+check:
+	scripts/check.sh
+
+demo: deps kernel selftests
+	scripts/vmtest.sh sh scripts/demo-guest.sh
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps kernel selftests module tools vmtest check demo clean

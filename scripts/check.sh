@@ -1,0 +1,69 @@
+#!/bin/bash
+# check.sh: what `make check` runs: install, build, run every check, and close with "N passed, N failed, N skipped".
+#
+# Each step's output goes to build/results/STEP.log; a build step is one
+# result, a test step contributes the top-level TAP results it printed. A
+# failed build skips the steps that need it, and counts as a failure.
+
+set -u
+
+. "$(dirname "$0")/common.sh"
+
+readonly RESULTS=$BUILD_DIR/results
+
+# Run one build step: a single ok/not ok result.
+build_step()
+{
+	local name=$1 log=$RESULTS/$1.log
+
+	shift
+	echo "== $name: $*"
+	if "$@" >"$log" 2>&1; then
+		echo "ok - $name" | tee "$RESULTS/$name.tap"
+		return 0
+	fi
+	tail -20 "$log"
+	echo "not ok - $name: '$*' failed, see $log" | tee "$RESULTS/$name.tap"
+	return 1
+}
+
+# Run one test step: its TAP output is the result; a non-zero exit without a
+# failed test in the output (a crash, a dead VM) is one more failure.
+test_step()
+{
+	local name=$1 log=$RESULTS/$1.tap status
+
+	shift
+	echo "== $name: $*"
+	"$@" 2>&1 | tee "$log"
+	status=${PIPESTATUS[0]}
+	if [ "$status" != 0 ] && ! grep -q '^not ok' "$log"; then
+		echo "not ok - $name: '$*' exited with status $status" | tee -a "$log"
+	fi
+}
+
+tally()
+{
+	local pass fail skip
+
+	pass=$(cat "$RESULTS"/*.tap | grep '^ok ' | grep -vc '# SKIP')
+	skip=$(cat "$RESULTS"/*.tap | grep '^ok ' | grep -c '# SKIP')
+	fail=$(cat "$RESULTS"/*.tap | grep -c '^not ok ')
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ]
+}
+
+main()
+{
+	rm -rf "$RESULTS"
+	mkdir -p "$RESULTS"
+	cd "$TOP_DIR" || exit 1
+	build_step deps scripts/deps.sh || { tally; exit 1; }
+	if build_step kernel make -s kernel &&
+	   build_step selftests make -s selftests; then
+		test_step vm scripts/vmtest.sh sh scripts/vm-checks.sh
+	fi
+	tally
+}
+
+main "$@"

@@ -1,0 +1,87 @@
+#!/bin/sh
+# vm-checks.sh: the checks `make check` runs inside the test VM: the environment first, then the selftests.
+#
+# Runs from /ktt in the VM (see vmtest.sh) under busybox sh. Prints TAP
+# streams and exits non-zero if any check or test failed.
+
+readonly TRACEFS=/sys/kernel/tracing
+# Read from a boot of the unpatched 6.12.117 test kernel: the series must not
+# change one byte of it (ID included, so new events go after it in trace.h).
+readonly REF_FORMAT=scripts/ref/kvm_write_tsc_offset.format
+
+nr=0
+failed=0
+
+result()
+{
+	nr=$((nr + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $nr $2"
+	else
+		echo "not ok $nr $2"
+		failed=1
+	fi
+}
+
+check_nested_svm()
+{
+	local param=/sys/module/kvm_amd/parameters/nested
+
+	if [ ! -r "$param" ]; then
+		echo "# kvm_amd is not loaded ($param missing)"
+		return 1
+	fi
+	case $(cat "$param") in
+	1 | Y) return 0 ;;
+	*) echo "# kvm_amd.nested is $(cat "$param"), expected 1" ; return 1 ;;
+	esac
+}
+
+check_offset_format()
+{
+	local format=$TRACEFS/events/kvm/kvm_write_tsc_offset/format
+
+	[ -r "$format" ] || { echo "# $format missing"; return 1; }
+	cmp -s "$REF_FORMAT" "$format" && return 0
+	echo "# $format differs from the unpatched 6.12 format:"
+	diff "$REF_FORMAT" "$format" | sed 's/^/# /'
+	return 1
+}
+
+check_tsc_instance()
+{
+	local inst=$TRACEFS/instances/ktt-vm-check.$$ rc=1
+
+	mkdir "$inst" || return 1
+	if echo x86-tsc >"$inst/trace_clock" && grep -q '\[x86-tsc\]' "$inst/trace_clock"; then
+		rc=0
+	else
+		echo "# $inst/trace_clock: $(cat "$inst/trace_clock")"
+	fi
+	rmdir "$inst" || rc=1
+	[ ! -e "$inst" ] || { echo "# $inst still exists after rmdir"; rc=1; }
+	return $rc
+}
+
+run_environment_checks()
+{
+	echo "TAP version 13"
+	echo "1..3"
+	check_nested_svm
+	result $? "kvm_amd is loaded with nested=1"
+	check_offset_format
+	result $? "kvm_write_tsc_offset format is byte-identical to unpatched 6.12"
+	check_tsc_instance
+	result $? "a tracefs instance with trace_clock x86-tsc can be created and removed"
+}
+
+run_selftests()
+{
+	[ -f selftests/tests ] || { echo "Bail out! no selftests in the initramfs"; return 1; }
+	# shellcheck disable=SC2046
+	sh selftests/run_tests.sh selftests $(cat selftests/tests)
+}
+
+run_environment_checks
+run_selftests || failed=1
+exit $failed

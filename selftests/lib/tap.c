@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tap.c: TAP 13 output with kselftest's exit codes: 0 when every test passed
+ * or skipped, 1 when one failed, 4 when all were skipped.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tap.h"
+
+static int planned, reported, failed, skipped;
+
+static void vprint_line(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, stdout);
+	vprintf(fmt, ap);
+}
+
+void tap_plan(int count)
+{
+	planned = count;
+	printf("TAP version 13\n1..%d\n", count);
+	fflush(stdout);
+}
+
+void tap_ok(bool passed, const char *fmt, ...)
+{
+	va_list ap;
+
+	reported++;
+	failed += !passed;
+	printf("%sok %d ", passed ? "" : "not ", reported);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+void tap_skip(const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	reported++;
+	skipped++;
+	printf("ok %d ", reported);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" # SKIP %s\n", reason);
+	fflush(stdout);
+}
+
+void tap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprint_line("# ", fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+void tap_skip_all(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("TAP version 13\n");
+	va_start(ap, fmt);
+	vprint_line("1..0 # SKIP ", fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(KSFT_SKIP);
+}
+
+void tap_bail_out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprint_line("Bail out! ", fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	exit(KSFT_FAIL);
+}
+
+int tap_finish(void)
+{
+	int passed = reported - failed - skipped;
+
+	printf("# Totals: pass:%d fail:%d skip:%d\n", passed, failed, skipped);
+	if (reported != planned) {
+		printf("# planned %d tests but ran %d\n", planned, reported);
+		return KSFT_FAIL;
+	}
+	if (failed)
+		return KSFT_FAIL;
+	return skipped == reported ? KSFT_SKIP : KSFT_PASS;
+}

@@ -1,0 +1,42 @@
+#!/bin/sh
+# run_tests.sh: run kvm-tsc-trace selftests as kselftest's runner does (TAP 13, one result per test, per-test timeout).
+#
+# usage: run_tests.sh DIR TEST...
+# DIR holds the test programs and the settings file. Each test's own TAP
+# output is indented with "# "; its exit status gives the top-level result:
+# 0 ok, 4 ok # SKIP, anything else not ok (124: killed at the timeout).
+
+dir=$1
+shift
+timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
+timeout=${timeout:-120}
+nr=0
+failed=0
+
+# Run a test with its output indented, and print its exit status.
+run_indented()
+{
+	{ { timeout "$timeout" "$dir/$1" 2>&1; echo $? >&3; } | sed 's/^/# /' >&4; } 3>&1
+}
+
+exec 4>&1
+echo "TAP version 13"
+echo "1..$#"
+for test in "$@"; do
+	nr=$((nr + 1))
+	echo "# selftests: kvm-tsc-trace: $test"
+	status=$(run_indented "$test")
+	case $status in
+	0) echo "ok $nr selftests: kvm-tsc-trace: $test" ;;
+	4) echo "ok $nr selftests: kvm-tsc-trace: $test # SKIP" ;;
+	124)
+		echo "not ok $nr selftests: kvm-tsc-trace: $test # TIMEOUT ${timeout}s"
+		failed=1
+		;;
+	*)
+		echo "not ok $nr selftests: kvm-tsc-trace: $test # exit=$status"
+		failed=1
+		;;
+	esac
+done
+exit $failed
