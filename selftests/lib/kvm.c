@@ -52,3 +52,55 @@ int vcpu_create(int vm_fd, unsigned int vcpu_id)
 		tap_bail_out("KVM_CREATE_VCPU(%u) failed: %s", vcpu_id, strerror(-fd));
 	return fd;
 }
+
+int _vcpu_set_msr(int vcpu_fd, uint32_t index, uint64_t value)
+{
+	struct {
+		struct kvm_msrs header;
+		struct kvm_msr_entry entry;
+	} msrs = {
+		.header.nmsrs = 1,
+		.entry = { .index = index, .data = value },
+	};
+	int ret = ioctl(vcpu_fd, KVM_SET_MSRS, &msrs);
+
+	/* KVM_SET_MSRS returns how many MSRs it set. */
+	if (ret < 0)
+		return -errno;
+	return ret == 1 ? 0 : -EINVAL;
+}
+
+void vcpu_set_msr(int vcpu_fd, uint32_t index, uint64_t value)
+{
+	int ret = _vcpu_set_msr(vcpu_fd, index, value);
+
+	if (ret < 0)
+		tap_bail_out("KVM_SET_MSRS(%#x, %#llx): %s", index,
+			     (unsigned long long)value, strerror(-ret));
+}
+
+static int tsc_offset_attr(int vcpu_fd, unsigned long request, uint64_t *offset)
+{
+	struct kvm_device_attr attr = {
+		.group = KVM_VCPU_TSC_CTRL,
+		.attr = KVM_VCPU_TSC_OFFSET,
+		.addr = (uintptr_t)offset,
+	};
+
+	return ioctl(vcpu_fd, request, &attr) < 0 ? -errno : 0;
+}
+
+bool vcpu_has_tsc_offset_attr(int vcpu_fd)
+{
+	return tsc_offset_attr(vcpu_fd, KVM_HAS_DEVICE_ATTR, NULL) == 0;
+}
+
+int _vcpu_set_tsc_offset(int vcpu_fd, uint64_t offset)
+{
+	return tsc_offset_attr(vcpu_fd, KVM_SET_DEVICE_ATTR, &offset);
+}
+
+int _vcpu_get_tsc_offset(int vcpu_fd, uint64_t *offset)
+{
+	return tsc_offset_attr(vcpu_fd, KVM_GET_DEVICE_ATTR, offset);
+}

@@ -6,12 +6,21 @@
 #ifndef KTT_KVM_H
 #define KTT_KVM_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define KVM_DEV_PATH "/dev/kvm"
+#define MSR_IA32_TSC 0x10
 
 int kvm_open_or_skip(void);
 int _vm_create(int kvm_fd);
 int vm_create(int kvm_fd);
 int _vcpu_create(int vm_fd, unsigned int vcpu_id);
 int vcpu_create(int vm_fd, unsigned int vcpu_id);
+int _vcpu_set_msr(int vcpu_fd, uint32_t index, uint64_t value);
+void vcpu_set_msr(int vcpu_fd, uint32_t index, uint64_t value);
+bool vcpu_has_tsc_offset_attr(int vcpu_fd);
+int _vcpu_set_tsc_offset(int vcpu_fd, uint64_t offset);
+int _vcpu_get_tsc_offset(int vcpu_fd, uint64_t *offset);
 
 #endif
