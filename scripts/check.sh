@@ -61,6 +61,8 @@ main()
 	build_step deps scripts/deps.sh || { tally; exit 1; }
 	if build_step kernel make -s kernel &&
 	   build_step selftests make -s selftests; then
+		test_step kernel-tree scripts/tests/kernel-tree-test.sh
+		test_step vmtest scripts/tests/vmtest-test.sh
 		test_step vm scripts/vmtest.sh sh scripts/vm-checks.sh
 	fi
 	tally

@@ -32,7 +32,8 @@ need_cmd()
 kernel_tree()
 {
 	if [ -n "${KSRC:-}" ]; then
-		(cd "$KSRC" && pwd)
+		[ -d "$KSRC" ] || die "KSRC=$KSRC: no such directory"
+		(cd "$KSRC" && pwd -P)
 	else
 		echo "$TREE_DIR"
 	fi

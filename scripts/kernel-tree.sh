@@ -13,7 +13,8 @@ set -eu
 
 readonly SOURCE_PKG=linux-source-6.12
 readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz
-readonly SERIES_DIR=$TOP_DIR/patches
+# PATCH_DIR: another directory holding a series file and its patches.
+readonly SERIES_DIR=${PATCH_DIR:-$TOP_DIR/patches}
 readonly BASE_REF=refs/kvm-tsc-trace/base
 readonly APPLIED_REF=refs/kvm-tsc-trace/applied
 
@@ -80,11 +81,11 @@ check_user_tree()
 {
 	local tree=$1 f dirty
 
-	[ -d "$tree" ] || die "KSRC=$tree: no such directory"
 	for f in Makefile arch/x86/kvm/x86.c arch/x86/kvm/trace.h scripts/kconfig/merge_config.sh; do
 		[ -f "$tree/$f" ] || die "KSRC=$tree is not a Linux kernel tree: $f is missing"
 	done
-	git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 ||
+	# Its own repository, not a directory inside another one.
+	[ "$(git -C "$tree" rev-parse --show-toplevel 2>/dev/null)" = "$tree" ] ||
 		die "KSRC=$tree is not a git repository: the series is applied with git am"
 	[ -d "$(git -C "$tree" rev-parse --git-path rebase-apply)" ] &&
 		die "KSRC=$tree has a git am or rebase in progress: finish or abort it first"
@@ -124,7 +125,7 @@ series_hash()
 	{
 		cat "$SERIES_DIR/series"
 		series_patches | while read -r p; do
-			[ -f "$SERIES_DIR/$p" ] || die "patches/series names $p, which is not in patches/"
+			[ -f "$SERIES_DIR/$p" ] || die "$SERIES_DIR/series names $p, which is not there"
 			cat "$SERIES_DIR/$p"
 		done
 	} | sha256sum | cut -d' ' -f1

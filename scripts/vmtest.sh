@@ -13,7 +13,7 @@ set -eu
 
 . "$(dirname "$0")/common.sh"
 
-readonly VM_DIR=$BUILD_DIR/vmtest
+readonly VM_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest}
 readonly VM_ROOT=$VM_DIR/root
 readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
 readonly CONSOLE_LOG=$VM_DIR/console.log

@@ -1,0 +1,174 @@
+#!/bin/bash
+# kernel-tree-test.sh: TAP tests of scripts/kernel-tree.sh on a sparse clone of the packaged kernel tree.
+#
+# Covers what a user's KSRC can get wrong (not there, not a kernel tree, not
+# git, dirty), a patch that does not apply (named, tree back at the base), and
+# that an unchanged series is not reapplied while a changed one is.
+
+set -u
+
+. "$(dirname "$0")/../common.sh"
+
+readonly WORK=$BUILD_DIR/kernel-tree-test
+readonly CLONE=$WORK/linux
+readonly SCRIPT=$TOP_DIR/scripts/kernel-tree.sh
+
+nr=0
+failed=0
+
+cleanup()
+{
+	rm -rf "$WORK"
+}
+
+result()
+{
+	nr=$((nr + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $nr $2"
+	else
+		echo "not ok $nr $2"
+		failed=1
+	fi
+}
+
+# Run kernel-tree.sh; keep its stderr in $OUT and its status in $STATUS.
+run_script()
+{
+	OUT=$(env "$@" "$SCRIPT" 2>&1)
+	STATUS=$?
+}
+
+# The run failed and said what was expected.
+expect_error()
+{
+	local pattern=$1
+
+	[ "$STATUS" != 0 ] && grep -q -- "$pattern" <<<"$OUT" && return 0
+	echo "# expected a failure matching '$pattern', got status $STATUS:"
+	sed 's/^/#   /' <<<"$OUT"
+	return 1
+}
+
+make_clone()
+{
+	rm -rf "$CLONE"
+	git clone -q --no-checkout --shared "$TREE_DIR" "$CLONE" &&
+	git -C "$CLONE" sparse-checkout set --no-cone /Makefile /scripts/ /include/ /arch/x86/ &&
+	git -C "$CLONE" checkout -q HEAD
+}
+
+# A one-patch series changing a comment in trace.h; SPOIL=1 breaks its context.
+make_series()
+{
+	local dir=$WORK/$1 spoil=${2:-0} word=${3:-tracepoint}
+
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	sed -i "1s|\$| /* $word test */|" "$CLONE/arch/x86/kvm/trace.h"
+	git -C "$CLONE" commit -q -a -m "test: mark trace.h ($word)"
+	git -C "$CLONE" format-patch -q -1 -o "$dir"
+	git -C "$CLONE" reset -q --hard HEAD~1
+	[ "$spoil" = 1 ] && sed -i 's/^ #if !defined(_TRACE_KVM_H)/ #if defined(SPOILED)/' "$dir"/0001-*.patch
+	(cd "$dir" && ls 0001-*.patch) >"$dir/series"
+}
+
+test_missing_dir()
+{
+	run_script KSRC="$WORK/nowhere"
+	expect_error "no such directory"
+}
+
+test_not_kernel_tree()
+{
+	mkdir -p "$WORK/empty"
+	run_script KSRC="$WORK/empty"
+	expect_error "is not a Linux kernel tree: Makefile is missing"
+}
+
+test_not_git()
+{
+	mkdir -p "$WORK/nogit"
+	cp -r "$CLONE"/{Makefile,arch,scripts} "$WORK/nogit/"
+	run_script KSRC="$WORK/nogit"
+	expect_error "is not a git repository"
+}
+
+test_dirty_tree()
+{
+	local before
+
+	echo "/* local edit */" >>"$CLONE/arch/x86/kvm/x86.c"
+	before=$(sha256sum "$CLONE/arch/x86/kvm/x86.c")
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good"
+	expect_error "uncommitted changes" || return 1
+	expect_error "arch/x86/kvm/x86.c" || return 1
+	[ "$(sha256sum "$CLONE/arch/x86/kvm/x86.c")" = "$before" ] ||
+		{ echo "# the refused tree was modified"; return 1; }
+	git -C "$CLONE" checkout -q -- arch/x86/kvm/x86.c
+}
+
+test_failing_patch()
+{
+	local base
+
+	base=$(git -C "$CLONE" rev-parse HEAD)
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/spoiled"
+	expect_error "patch 0001-.*does not apply" || return 1
+	expect_error "patch failed: arch/x86/kvm/trace.h:" || return 1
+	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$base" ] ||
+		{ echo "# HEAD moved from the base $base"; return 1; }
+	[ -z "$(git -C "$CLONE" status --porcelain --untracked-files=no)" ] ||
+		{ echo "# the tree is not clean after the failure"; return 1; }
+	[ ! -d "$CLONE/.git/rebase-apply" ] || { echo "# git am left in progress"; return 1; }
+}
+
+test_apply_once()
+{
+	local head
+
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good"
+	[ "$STATUS" = 0 ] || { echo "# apply failed: $OUT"; return 1; }
+	head=$(git -C "$CLONE" rev-parse HEAD)
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good"
+	[ "$STATUS" = 0 ] && grep -q "already applied" <<<"$OUT" ||
+		{ echo "# rerun: status $STATUS, $OUT"; return 1; }
+	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$head" ] || { echo "# rerun moved HEAD"; return 1; }
+}
+
+test_changed_series()
+{
+	local base
+
+	base=$(git -C "$CLONE" rev-parse refs/kvm-tsc-trace/base)
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/other"
+	[ "$STATUS" = 0 ] || { echo "# apply failed: $OUT"; return 1; }
+	[ "$(git -C "$CLONE" rev-parse HEAD~1)" = "$base" ] ||
+		{ echo "# the changed series was not applied on the base $base"; return 1; }
+	grep -q "other test" "$CLONE/arch/x86/kvm/trace.h" || { echo "# trace.h lacks the new patch"; return 1; }
+}
+
+main()
+{
+	[ -d "$TREE_DIR/.git" ] || { echo "1..0 # SKIP no packaged tree: run scripts/kernel-tree.sh"; exit 4; }
+	trap cleanup EXIT
+	cleanup
+	mkdir -p "$WORK"
+	make_clone || { echo "Bail out! cannot clone $TREE_DIR"; exit 1; }
+	make_series good
+	make_series spoiled 1
+	make_series other 0 other
+
+	echo "TAP version 13"
+	echo "1..7"
+	test_missing_dir; result $? "KSRC that does not exist is refused"
+	test_not_kernel_tree; result $? "KSRC that is not a kernel tree is refused, naming what is missing"
+	test_not_git; result $? "KSRC that is not a git repository is refused"
+	test_dirty_tree; result $? "a dirty KSRC is refused, naming the changed file, and left as it was"
+	test_failing_patch; result $? "a patch that does not apply is named with its hunk; the tree stays at the base"
+	test_apply_once; result $? "an unchanged series is applied once and not again"
+	test_changed_series; result $? "a changed series is reapplied from the base commit"
+	exit $failed
+}
+
+main "$@"
