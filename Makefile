@@ -19,6 +19,14 @@ kernel:
 selftests:
 	$(MAKE) -C selftests install
 
+# The in-tree KVM selftests (the series' own and upstream's) for the test VM.
+kvm-selftests: kernel
+	scripts/build-kvm-selftests.sh
+
+# checkpatch, a build after every patch and sparse, on patches/.
+series-check: kernel
+	scripts/check-series.sh
+
 module:
 	@if [ -f module/Makefile ]; then $(MAKE) -C module KDIR=$(KDIR); \
 	else echo "module/: no module to build yet"; fi
@@ -28,16 +36,16 @@ tools:
 	else echo "tools/: no tools to build yet"; fi
 
 # Boot the test kernel and run the in-VM checks and the selftests.
-vmtest: kernel selftests module
+vmtest: kernel kvm-selftests selftests module
 	scripts/vmtest.sh sh scripts/vm-checks.sh
 
 check:
 	scripts/check.sh
 
-demo: deps kernel selftests
+demo: deps kernel kvm-selftests selftests
 	scripts/vmtest.sh sh scripts/demo-guest.sh
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps kernel selftests module tools vmtest check demo clean
+.PHONY: all deps kernel selftests kvm-selftests series-check module tools vmtest check demo clean

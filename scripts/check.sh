@@ -60,7 +60,9 @@ main()
 	cd "$TOP_DIR" || exit 1
 	build_step deps scripts/deps.sh || { tally; exit 1; }
 	if build_step kernel make -s kernel &&
+	   build_step kvm-selftests scripts/build-kvm-selftests.sh &&
 	   build_step selftests make -s selftests; then
+		test_step series scripts/check-series.sh
 		test_step kernel-tree scripts/tests/kernel-tree-test.sh
 		test_step vmtest scripts/tests/vmtest-test.sh
 		test_step vm scripts/vmtest.sh sh scripts/vm-checks.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm-checks.sh: the checks `make check` runs inside the test VM: the environment first, then the selftests.
+# vm-checks.sh: the checks `make check` runs inside the test VM: environment and event formats, then the selftests.
 #
 # Runs from /ktt in the VM (see vmtest.sh) under busybox sh. Prints TAP
 # streams and exits non-zero if any check or test failed.
@@ -48,6 +48,26 @@ check_offset_format()
 	return 1
 }
 
+# The event's own fields as "name:size:signed", in order (common_* left out).
+event_fields()
+{
+	sed -n 's/^\tfield:.* \([a-z_]*\);\toffset:[0-9]*;\tsize:\([0-9]*\);\tsigned:\([01]\);$/\1:\2:\3/p' \
+		"$TRACEFS/events/kvm/$1/format" | grep -v '^common_' | tr '\n' ' '
+}
+
+# DESIGN.md section 2: the fields of a new event, names, sizes and order.
+check_event_contract()
+{
+	local event=$1 expected=$2 fields
+
+	[ -r "$TRACEFS/events/kvm/$event/format" ] ||
+		{ echo "# the patched kernel has no kvm:$event"; return 1; }
+	fields=$(event_fields "$event")
+	[ "$fields" = "$expected " ] && return 0
+	echo "# kvm:$event fields: expected '$expected', got '$fields'"
+	return 1
+}
+
 check_tsc_instance()
 {
 	local inst=$TRACEFS/instances/ktt-vm-check.$$ rc=1
@@ -66,22 +86,32 @@ check_tsc_instance()
 run_environment_checks()
 {
 	echo "TAP version 13"
-	echo "1..3"
+	echo "1..5"
 	check_nested_svm
 	result $? "kvm_amd is loaded with nested=1"
 	check_offset_format
 	result $? "kvm_write_tsc_offset format is byte-identical to unpatched 6.12"
+	check_event_contract kvm_write_tsc_multiplier \
+		"vcpu_id:4:0 previous_tsc_multiplier:8:0 next_tsc_multiplier:8:0 frac_bits:1:0"
+	result $? "kvm_write_tsc_multiplier has the contract's fields"
+	check_event_contract kvm_nested_tsc_offset \
+		"vcpu_id:4:0 guest_mode:1:0 previous_tsc_offset:8:0 next_tsc_offset:8:0 tsc_multiplier:8:0"
+	result $? "kvm_nested_tsc_offset has the contract's fields"
 	check_tsc_instance
 	result $? "a tracefs instance with trace_clock x86-tsc can be created and removed"
 }
 
-run_selftests()
+# Run the tests listed in DIR/tests as kselftest suite SUITE.
+run_suite()
 {
-	[ -f selftests/tests ] || { echo "Bail out! no selftests in the initramfs"; return 1; }
+	local dir=$1 suite=$2
+
+	[ -f "$dir/tests" ] || { echo "Bail out! no $dir in the initramfs"; return 1; }
 	# shellcheck disable=SC2046
-	sh selftests/run_tests.sh selftests $(cat selftests/tests)
+	SUITE=$suite sh selftests/run_tests.sh "$dir" $(cat "$dir/tests")
 }
 
 run_environment_checks
-run_selftests || failed=1
+run_suite selftests kvm-tsc-trace || failed=1
+run_suite kvm-selftests kvm || failed=1
 exit $failed

@@ -4,7 +4,7 @@
 # usage: vmtest.sh COMMAND...
 #
 # COMMAND runs from /ktt inside the VM, which holds scripts/, the installed
-# selftests and the module. Its output is printed here; the console log and
+# selftests, the in-tree KVM selftests and the module. Its output is printed here; the console log and
 # the payload output stay in build/vmtest/. The run fails when the VM does not
 # report a status before VMTEST_TIMEOUT, or when the kernel log shows a
 # warning, BUG, Oops, KASAN or lockdep report.
@@ -59,6 +59,8 @@ build_initramfs()
 	cp -r "$kmods" "$VM_ROOT/lib/modules"
 	cp -r "$TOP_DIR/scripts" "$VM_ROOT/ktt/scripts"
 	[ -d "$BUILD_DIR/selftests-install" ] && cp -r "$BUILD_DIR/selftests-install" "$VM_ROOT/ktt/selftests"
+	[ -d "$BUILD_DIR/kvm-selftests-install" ] &&
+		cp -r "$BUILD_DIR/kvm-selftests-install" "$VM_ROOT/ktt/kvm-selftests"
 	[ -d "$BUILD_DIR/module" ] && cp -r "$BUILD_DIR/module" "$VM_ROOT/ktt/module"
 	printf '%s\n' "$*" >"$VM_ROOT/ktt/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"

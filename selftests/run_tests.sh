@@ -2,12 +2,14 @@
 # run_tests.sh: run kvm-tsc-trace selftests as kselftest's runner does (TAP 13, one result per test, per-test timeout).
 #
 # usage: run_tests.sh DIR TEST...
-# DIR holds the test programs and the settings file. Each test's own TAP
+# DIR holds the test programs and the settings file; SUITE (default
+# kvm-tsc-trace) names them in the results. Each test's own TAP
 # output is indented with "# "; its exit status gives the top-level result:
 # 0 ok, 4 ok # SKIP, anything else not ok (124: killed at the timeout).
 
 dir=$1
 shift
+suite=${SUITE:-kvm-tsc-trace}
 timeout=$(sed -n 's/^timeout=//p' "$dir/settings" 2>/dev/null)
 timeout=${timeout:-120}
 nr=0
@@ -24,17 +26,17 @@ echo "TAP version 13"
 echo "1..$#"
 for test in "$@"; do
 	nr=$((nr + 1))
-	echo "# selftests: kvm-tsc-trace: $test"
+	echo "# selftests: $suite: $test"
 	status=$(run_indented "$test")
 	case $status in
-	0) echo "ok $nr selftests: kvm-tsc-trace: $test" ;;
-	4) echo "ok $nr selftests: kvm-tsc-trace: $test # SKIP" ;;
+	0) echo "ok $nr selftests: $suite: $test" ;;
+	4) echo "ok $nr selftests: $suite: $test # SKIP" ;;
 	124)
-		echo "not ok $nr selftests: kvm-tsc-trace: $test # TIMEOUT ${timeout}s"
+		echo "not ok $nr selftests: $suite: $test # TIMEOUT ${timeout}s"
 		failed=1
 		;;
 	*)
-		echo "not ok $nr selftests: kvm-tsc-trace: $test # exit=$status"
+		echo "not ok $nr selftests: $suite: $test # exit=$status"
 		failed=1
 		;;
 	esac
