@@ -49,6 +49,8 @@ tally()
 	pass=$(cat "$RESULTS"/*.tap | grep '^ok ' | grep -vc '# SKIP')
 	skip=$(cat "$RESULTS"/*.tap | grep '^ok ' | grep -c '# SKIP')
 	fail=$(cat "$RESULTS"/*.tap | grep -c '^not ok ')
+	# Subtests skipped inside a test that passed are not counted; say which.
+	grep -h '^# \(# \)*ok .*# SKIP' "$RESULTS"/*.tap | sed 's/^[# ]*/# skipped inside a passing test: /'
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" = 0 ]
 }
