@@ -53,6 +53,14 @@ int vcpu_create(int vm_fd, unsigned int vcpu_id)
 	return fd;
 }
 
+void vm_create_vcpus(int vm_fd, int nr_vcpus, int *vcpu_fds)
+{
+	int i;
+
+	for (i = 0; i < nr_vcpus; i++)
+		vcpu_fds[i] = vcpu_create(vm_fd, i);
+}
+
 int _vcpu_set_msr(int vcpu_fd, uint32_t index, uint64_t value)
 {
 	struct {
@@ -79,28 +87,31 @@ void vcpu_set_msr(int vcpu_fd, uint32_t index, uint64_t value)
 			     (unsigned long long)value, strerror(-ret));
 }
 
-static int tsc_offset_attr(int vcpu_fd, unsigned long request, uint64_t *offset)
+/* KVM_{HAS,GET,SET}_DEVICE_ATTR in group KVM_VCPU_TSC_CTRL, unchecked. */
+int _vcpu_tsc_ctrl_attr(int vcpu_fd, unsigned long request, uint64_t attr, uint64_t addr)
 {
-	struct kvm_device_attr attr = {
+	struct kvm_device_attr da = {
 		.group = KVM_VCPU_TSC_CTRL,
-		.attr = KVM_VCPU_TSC_OFFSET,
-		.addr = (uintptr_t)offset,
+		.attr = attr,
+		.addr = addr,
 	};
 
-	return ioctl(vcpu_fd, request, &attr) < 0 ? -errno : 0;
+	return ioctl(vcpu_fd, request, &da) < 0 ? -errno : 0;
 }
 
 bool vcpu_has_tsc_offset_attr(int vcpu_fd)
 {
-	return tsc_offset_attr(vcpu_fd, KVM_HAS_DEVICE_ATTR, NULL) == 0;
+	return _vcpu_tsc_ctrl_attr(vcpu_fd, KVM_HAS_DEVICE_ATTR, KVM_VCPU_TSC_OFFSET, 0) == 0;
 }
 
 int _vcpu_set_tsc_offset(int vcpu_fd, uint64_t offset)
 {
-	return tsc_offset_attr(vcpu_fd, KVM_SET_DEVICE_ATTR, &offset);
+	return _vcpu_tsc_ctrl_attr(vcpu_fd, KVM_SET_DEVICE_ATTR, KVM_VCPU_TSC_OFFSET,
+				   (uintptr_t)&offset);
 }
 
 int _vcpu_get_tsc_offset(int vcpu_fd, uint64_t *offset)
 {
-	return tsc_offset_attr(vcpu_fd, KVM_GET_DEVICE_ATTR, offset);
+	return _vcpu_tsc_ctrl_attr(vcpu_fd, KVM_GET_DEVICE_ATTR, KVM_VCPU_TSC_OFFSET,
+				   (uintptr_t)offset);
 }

@@ -86,6 +86,22 @@ void tap_bail_out(const char *fmt, ...)
 	exit(KSFT_FAIL);
 }
 
+/* Compare, and on a mismatch say what differed: the caller reports the test. */
+bool tap_check_u64(uint64_t expected, uint64_t actual, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (expected == actual)
+		return true;
+	va_start(ap, fmt);
+	vprint_line("# ", fmt, ap);
+	va_end(ap);
+	printf(": expected %llu (%#llx), got %llu (%#llx)\n",
+	       (unsigned long long)expected, (unsigned long long)expected,
+	       (unsigned long long)actual, (unsigned long long)actual);
+	return false;
+}
+
 int tap_finish(void)
 {
 	int passed = reported - failed - skipped;

@@ -7,6 +7,7 @@
 #define KTT_TAP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define KSFT_PASS 0
 #define KSFT_FAIL 1
@@ -22,6 +23,8 @@ void tap_skip_all(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 void tap_bail_out(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
+bool tap_check_u64(uint64_t expected, uint64_t actual, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 int tap_finish(void);
 
 #endif

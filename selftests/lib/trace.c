@@ -82,7 +82,20 @@ bool trace_kvm_event_exists(const char *event)
 	return access(path, F_OK) == 0;
 }
 
-/* The instance records with the host TSC as clock, like `trace-cmd -C x86-tsc`. */
+/* The event is this kernel's, or the whole test is a skip. */
+void trace_require_kvm_event(const char *event)
+{
+	if (!tracefs_tracing_dir())
+		tap_skip_all("tracefs is not mounted");
+	if (!trace_kvm_event_exists(event))
+		tap_skip_all("the kernel has no kvm:%s event", event);
+}
+
+/*
+ * The instance records with the host TSC as clock, like `trace-cmd -C
+ * x86-tsc`, and only this process's events, so that other VMs on the host
+ * do not mix with the test's.
+ */
 struct tracefs_instance *trace_instance_create(const char *label)
 {
 	struct tracefs_instance *inst;
@@ -106,6 +119,10 @@ struct tracefs_instance *trace_instance_create(const char *label)
 		tap_bail_out("instance %s: trace_clock is '%s', expected x86-tsc", name,
 			     clock ? clock : "unreadable");
 	free(clock);
+	snprintf(name, sizeof(name), "%d", getpid());
+	if (tracefs_instance_file_write(inst, "set_event_pid", name) < 0)
+		tap_bail_out("instance %s: cannot write set_event_pid: %s",
+			     tracefs_instance_get_name(inst), strerror(errno));
 	return inst;
 }
 
@@ -179,4 +196,97 @@ uint64_t trace_field(struct tep_event *event, struct tep_record *record,
 	if (tep_get_field_val(NULL, event, name, record, &val, 0) < 0)
 		tap_bail_out("event %s has no field %s", event->name, name);
 	return val;
+}
+
+struct collect_ctx {
+	struct tsc_event *evs;
+	int max;
+	int nr;
+	const char *instance;
+};
+
+static void fill_tsc_event(struct tsc_event *ev, struct tep_event *event,
+			   struct tep_record *record)
+{
+	ev->ts = record->ts;
+	ev->pid = tep_data_pid(event->tep, record);
+	ev->vcpu_id = trace_field(event, record, "vcpu_id");
+	if (!strcmp(event->name, TSC_MULTIPLIER_EVENT)) {
+		ev->kind = TSC_MULTIPLIER;
+		ev->prev = trace_field(event, record, "previous_tsc_multiplier");
+		ev->next = trace_field(event, record, "next_tsc_multiplier");
+		ev->frac_bits = trace_field(event, record, "frac_bits");
+		return;
+	}
+	ev->kind = strcmp(event->name, NESTED_TSC_EVENT) ? TSC_OFFSET : TSC_NESTED;
+	ev->prev = trace_field(event, record, "previous_tsc_offset");
+	ev->next = trace_field(event, record, "next_tsc_offset");
+	if (ev->kind == TSC_NESTED) {
+		ev->multiplier = trace_field(event, record, "tsc_multiplier");
+		ev->guest_mode = trace_field(event, record, "guest_mode");
+	}
+}
+
+static int collect_tsc_event(struct tep_event *event, struct tep_record *record, void *data)
+{
+	struct collect_ctx *c = data;
+
+	if (strcmp(event->name, TSC_OFFSET_EVENT) && strcmp(event->name, TSC_MULTIPLIER_EVENT) &&
+	    strcmp(event->name, NESTED_TSC_EVENT))
+		return 0;
+	if (c->nr == c->max)
+		tap_bail_out("more than %d TSC events in instance %s", c->max, c->instance);
+	fill_tsc_event(&c->evs[c->nr++], event, record);
+	return 0;
+}
+
+static struct tep_handle *kvm_events_once(void)
+{
+	static struct tep_handle *tep;
+
+	if (!tep)
+		tep = trace_kvm_events();
+	return tep;
+}
+
+/*
+ * Read, and so consume, the TSC events recorded in @inst since the last
+ * read, oldest first. Returns how many were stored in @evs.
+ */
+int trace_read_tsc_events(struct tracefs_instance *inst, struct tsc_event *evs, int max)
+{
+	struct collect_ctx c = {
+		.evs = evs, .max = max, .instance = tracefs_instance_get_name(inst),
+	};
+
+	if (trace_for_each_event(inst, kvm_events_once(), collect_tsc_event, &c) < 0)
+		tap_bail_out("cannot read the events of instance %s", c.instance);
+	return c.nr;
+}
+
+/* How many TSC events @inst recorded since the last read; consumes them. */
+int trace_count_tsc_events(struct tracefs_instance *inst)
+{
+	struct tsc_event evs[256];
+
+	return trace_read_tsc_events(inst, evs, 256);
+}
+
+const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
+				       enum tsc_event_kind kind, unsigned int vcpu_id)
+{
+	while (nr--)
+		if (evs[nr].kind == kind && evs[nr].vcpu_id == vcpu_id)
+			return &evs[nr];
+	return NULL;
+}
+
+int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
+		     unsigned int vcpu_id)
+{
+	int count = 0;
+
+	while (nr--)
+		count += evs[nr].kind == kind && evs[nr].vcpu_id == vcpu_id;
+	return count;
 }
