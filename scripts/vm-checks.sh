@@ -106,9 +106,14 @@ run_suite()
 {
 	local dir=$1 suite=$2
 
+	local start=$(date +%s) rc
+
 	[ -f "$dir/tests" ] || { echo "Bail out! no $dir in the initramfs"; return 1; }
 	# shellcheck disable=SC2046
 	SUITE=$suite sh selftests/run_tests.sh "$dir" $(cat "$dir/tests")
+	rc=$?
+	echo "# $suite suite: $(($(date +%s) - start)) s"
+	return $rc
 }
 
 run_environment_checks

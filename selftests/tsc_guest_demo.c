@@ -104,64 +104,58 @@ static void change_tsc(struct guest_vm *vm)
 		printf("vCPU 2: KVM_VCPU_TSC_OFFSET failed: %s\n", strerror(-ret));
 }
 
-static void explain_offset(uint64_t ts, struct vcpu_state *s, struct tep_event *event,
-			   struct tep_record *record)
+static void explain_offset(const struct tsc_event *ev, struct vcpu_state *s)
 {
-	uint64_t prev = trace_field(event, record, "previous_tsc_offset");
-
-	s->offset = trace_field(event, record, "next_tsc_offset");
+	s->offset = ev->next;
 	printf("  L1 offset %" PRId64 " -> %" PRId64 ": guest TSC = host TSC %+" PRId64
 	       ", so at this moment the guest TSC is %" PRIu64 "\n",
-	       (int64_t)prev, (int64_t)s->offset, (int64_t)s->offset, guest_tsc_at(s, ts));
+	       (int64_t)ev->prev, (int64_t)ev->next, (int64_t)ev->next, guest_tsc_at(s, ev->ts));
 }
 
-static void explain_multiplier(uint64_t ts, struct vcpu_state *s, struct tep_event *event,
-			       struct tep_record *record)
+static void explain_multiplier(const struct tsc_event *ev, struct vcpu_state *s)
 {
-	uint64_t prev = trace_field(event, record, "previous_tsc_multiplier");
-
-	s->multiplier = trace_field(event, record, "next_tsc_multiplier");
-	s->frac_bits = trace_field(event, record, "frac_bits");
+	s->multiplier = ev->next;
+	s->frac_bits = ev->frac_bits;
 	printf("  L1 multiplier %" PRIu64 " -> %" PRIu64 " with %u fractional bits (%s)"
 	       ", so at this moment the guest TSC is %" PRIu64 "\n",
-	       prev, s->multiplier, s->frac_bits,
-	       s->multiplier == 1ULL << s->frac_bits ? "x1, no scaling" : "scaled",
-	       guest_tsc_at(s, ts));
+	       ev->prev, ev->next, ev->frac_bits,
+	       ev->next == 1ULL << ev->frac_bits ? "x1, no scaling" : "scaled",
+	       guest_tsc_at(s, ev->ts));
 }
 
-static void explain_nested(uint64_t ts, struct vcpu_state *s, struct tep_event *event,
-			   struct tep_record *record)
+static void explain_nested(const struct tsc_event *ev)
 {
-	uint64_t guest_mode = trace_field(event, record, "guest_mode");
-	uint64_t next = trace_field(event, record, "next_tsc_offset");
-
 	printf("  %s: offset %" PRId64 " -> %" PRId64 ", multiplier %" PRIu64 "\n",
-	       guest_mode ? "L2 entered" : "back to L1",
-	       (int64_t)trace_field(event, record, "previous_tsc_offset"), (int64_t)next,
-	       trace_field(event, record, "tsc_multiplier"));
+	       ev->guest_mode ? "L2 entered" : "back to L1",
+	       (int64_t)ev->prev, (int64_t)ev->next, ev->multiplier);
 }
 
-static int explain_event(struct tep_event *event, struct tep_record *record, void *ctx)
-{
-	unsigned int vcpu = trace_field(event, record, "vcpu_id");
-	struct vcpu_state *s = &state[vcpu % GUEST_MAX_VCPUS];
+static const char * const event_names[] = {
+	[TSC_OFFSET] = TSC_OFFSET_EVENT,
+	[TSC_MULTIPLIER] = TSC_MULTIPLIER_EVENT,
+	[TSC_NESTED] = NESTED_TSC_EVENT,
+};
 
-	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", (uint64_t)record->ts, vcpu, event->name);
-	if (!strcmp(event->name, "kvm_write_tsc_offset"))
-		explain_offset(record->ts, s, event, record);
-	else if (!strcmp(event->name, "kvm_write_tsc_multiplier"))
-		explain_multiplier(record->ts, s, event, record);
-	else if (!strcmp(event->name, "kvm_nested_tsc_offset"))
-		explain_nested(record->ts, s, event, record);
-	return 0;
+static void explain_event(const struct tsc_event *ev)
+{
+	struct vcpu_state *s = &state[ev->vcpu_id % GUEST_MAX_VCPUS];
+
+	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", ev->ts, ev->vcpu_id, event_names[ev->kind]);
+	if (ev->kind == TSC_OFFSET)
+		explain_offset(ev, s);
+	else if (ev->kind == TSC_MULTIPLIER)
+		explain_multiplier(ev, s);
+	else
+		explain_nested(ev);
 }
 
 int main(void)
 {
 	int kvm_fd = kvm_open_or_skip();
 	struct tracefs_instance *inst = trace_instance_create("demo");
-	struct tep_handle *tep = trace_kvm_events();
+	struct tsc_event evs[64];
 	struct guest_vm vm;
+	int i, nr;
 
 	printf("Recording in instance %s with trace_clock x86-tsc:\n",
 	       tracefs_instance_get_name(inst));
@@ -175,12 +169,13 @@ int main(void)
 	tracefs_trace_off(inst);
 
 	printf("\nThe events, in host TSC order (timestamps are host TSC cycles):\n");
-	trace_for_each_event(inst, tep, explain_event, NULL);
+	nr = trace_read_tsc_events(inst, evs, 64);
+	for (i = 0; i < nr; i++)
+		explain_event(&evs[i]);
 	compare_samples(vm.nr_vcpus);
 
 	guest_vm_destroy(&vm);
 	trace_instance_remove(inst);
-	tep_free(tep);
 	close(kvm_fd);
 	return 0;
 }

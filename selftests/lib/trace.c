@@ -82,11 +82,19 @@ bool trace_kvm_event_exists(const char *event)
 	return access(path, F_OK) == 0;
 }
 
+/* Root and a mounted tracefs, or the whole test is a skip. */
+void trace_require_tracefs(void)
+{
+	if (geteuid())
+		tap_skip_all("not root: tracefs instances need root");
+	if (!tracefs_tracing_dir())
+		tap_skip_all("tracefs is not mounted");
+}
+
 /* The event is this kernel's, or the whole test is a skip. */
 void trace_require_kvm_event(const char *event)
 {
-	if (!tracefs_tracing_dir())
-		tap_skip_all("tracefs is not mounted");
+	trace_require_tracefs();
 	if (!trace_kvm_event_exists(event))
 		tap_skip_all("the kernel has no kvm:%s event", event);
 }
@@ -102,8 +110,7 @@ struct tracefs_instance *trace_instance_create(const char *label)
 	char name[64];
 	char *clock;
 
-	if (!tracefs_tracing_dir())
-		tap_skip_all("tracefs is not mounted");
+	trace_require_tracefs();
 	install_cleanup();
 	snprintf(name, sizeof(name), "ktt-%s-%d", label, getpid());
 	inst = tracefs_instance_create(name);
@@ -142,54 +149,28 @@ void trace_instance_remove(struct tracefs_instance *inst)
 	tracefs_instance_free(inst);
 }
 
-int _trace_kvm_event_enable(struct tracefs_instance *inst, const char *event)
-{
-	return tracefs_event_enable(inst, "kvm", event) < 0 ? -errno : 0;
-}
-
 void trace_kvm_event_enable(struct tracefs_instance *inst, const char *event)
 {
-	int ret = _trace_kvm_event_enable(inst, event);
-
-	if (ret < 0)
+	if (tracefs_event_enable(inst, "kvm", event) < 0)
 		tap_bail_out("cannot enable kvm:%s in %s: %s", event,
-			     tracefs_instance_get_name(inst), strerror(-ret));
+			     tracefs_instance_get_name(inst), strerror(errno));
 }
 
-struct tep_handle *trace_kvm_events(void)
+/* The kvm system's event formats, loaded once per process. */
+static struct tep_handle *trace_kvm_events(void)
 {
 	static const char * const systems[] = { "kvm", NULL };
-	struct tep_handle *tep = tracefs_local_events_system(NULL, systems);
+	static struct tep_handle *tep;
 
+	if (!tep)
+		tep = tracefs_local_events_system(NULL, systems);
 	if (!tep)
 		tap_bail_out("cannot load the kvm event formats from tracefs");
 	return tep;
 }
 
-struct iterate_ctx {
-	trace_event_fn fn;
-	void *ctx;
-};
-
-static int call_event_fn(struct tep_event *event, struct tep_record *record,
-			 int cpu, void *data)
-{
-	struct iterate_ctx *it = data;
-
-	return it->fn(event, record, it->ctx);
-}
-
-/* Events come in timestamp order across CPUs; fn returns non-zero to stop. */
-int trace_for_each_event(struct tracefs_instance *inst, struct tep_handle *tep,
-			 trace_event_fn fn, void *ctx)
-{
-	struct iterate_ctx it = { .fn = fn, .ctx = ctx };
-
-	return tracefs_iterate_raw_events(tep, inst, NULL, 0, call_event_fn, &it);
-}
-
-uint64_t trace_field(struct tep_event *event, struct tep_record *record,
-		     const char *name)
+static uint64_t trace_field(struct tep_event *event, struct tep_record *record,
+			    const char *name)
 {
 	unsigned long long val;
 
@@ -209,7 +190,6 @@ static void fill_tsc_event(struct tsc_event *ev, struct tep_event *event,
 			   struct tep_record *record)
 {
 	ev->ts = record->ts;
-	ev->pid = tep_data_pid(event->tep, record);
 	ev->vcpu_id = trace_field(event, record, "vcpu_id");
 	if (!strcmp(event->name, TSC_MULTIPLIER_EVENT)) {
 		ev->kind = TSC_MULTIPLIER;
@@ -227,7 +207,8 @@ static void fill_tsc_event(struct tsc_event *ev, struct tep_event *event,
 	}
 }
 
-static int collect_tsc_event(struct tep_event *event, struct tep_record *record, void *data)
+static int collect_tsc_event(struct tep_event *event, struct tep_record *record, int cpu,
+			     void *data)
 {
 	struct collect_ctx *c = data;
 
@@ -240,15 +221,6 @@ static int collect_tsc_event(struct tep_event *event, struct tep_record *record,
 	return 0;
 }
 
-static struct tep_handle *kvm_events_once(void)
-{
-	static struct tep_handle *tep;
-
-	if (!tep)
-		tep = trace_kvm_events();
-	return tep;
-}
-
 /*
  * Read, and so consume, the TSC events recorded in @inst since the last
  * read, oldest first. Returns how many were stored in @evs.
@@ -259,7 +231,8 @@ int trace_read_tsc_events(struct tracefs_instance *inst, struct tsc_event *evs, 
 		.evs = evs, .max = max, .instance = tracefs_instance_get_name(inst),
 	};
 
-	if (trace_for_each_event(inst, kvm_events_once(), collect_tsc_event, &c) < 0)
+	/* libtracefs merges the CPUs' buffers in timestamp order. */
+	if (tracefs_iterate_raw_events(trace_kvm_events(), inst, NULL, 0, collect_tsc_event, &c) < 0)
 		tap_bail_out("cannot read the events of instance %s", c.instance);
 	return c.nr;
 }

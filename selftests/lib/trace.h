@@ -21,7 +21,6 @@ enum tsc_event_kind { TSC_OFFSET, TSC_MULTIPLIER, TSC_NESTED };
 struct tsc_event {
 	enum tsc_event_kind kind;
 	uint64_t ts;
-	int pid;
 	unsigned int vcpu_id;
 	uint64_t prev;
 	uint64_t next;
@@ -30,25 +29,17 @@ struct tsc_event {
 	unsigned int guest_mode;	/* TSC_NESTED */
 };
 
-typedef int (*trace_event_fn)(struct tep_event *event, struct tep_record *record,
-			      void *ctx);
-
 bool trace_kvm_event_exists(const char *event);
+void trace_require_tracefs(void);
 void trace_require_kvm_event(const char *event);
 struct tracefs_instance *trace_instance_create(const char *label);
 void trace_instance_remove(struct tracefs_instance *inst);
-int _trace_kvm_event_enable(struct tracefs_instance *inst, const char *event);
 void trace_kvm_event_enable(struct tracefs_instance *inst, const char *event);
-struct tep_handle *trace_kvm_events(void);
-int trace_for_each_event(struct tracefs_instance *inst, struct tep_handle *tep,
-			 trace_event_fn fn, void *ctx);
 int trace_read_tsc_events(struct tracefs_instance *inst, struct tsc_event *evs, int max);
 int trace_count_tsc_events(struct tracefs_instance *inst);
 const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
 				       enum tsc_event_kind kind, unsigned int vcpu_id);
 int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
 		     unsigned int vcpu_id);
-uint64_t trace_field(struct tep_event *event, struct tep_record *record,
-		     const char *name);
 
 #endif
