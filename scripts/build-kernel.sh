@@ -21,15 +21,6 @@ fragments()
 	return 0
 }
 
-kbuild_out()
-{
-	if [ "$VARIANT" = debug ]; then
-		echo "$KBUILD_OUT-debug"
-	else
-		echo "$KBUILD_OUT"
-	fi
-}
-
 # kbuild records CC in every .cmd file: use ccache whenever it is installed so
 # the choice, and hence the build, stays stable from one run to the next.
 compiler()
@@ -94,7 +85,7 @@ main()
 	[ -f /usr/include/libelf.h ] || die "libelf.h not found: install the Debian package libelf-dev"
 	[ -f /usr/include/openssl/ssl.h ] || die "openssl/ssl.h not found: install the Debian package libssl-dev"
 	tree=$(kernel_tree)
-	out=$(kbuild_out)
+	out=$KBUILD_OUT
 	make_config "$tree" "$out"
 	build "$tree" "$out"
 	note "$out/arch/x86/boot/bzImage ($(make -s -C "$tree" O="$out" kernelrelease))"

@@ -17,36 +17,16 @@ readonly WORKTREE=$BUILD_DIR/series-check
 readonly OUT=$BUILD_DIR/kernel-series
 readonly LOGS=$BUILD_DIR/series-check-logs
 readonly PASSED=$BUILD_DIR/series-check.passed
-readonly BASE_REF=refs/kvm-tsc-trace/base
 # New files in KVM's directories are covered by MAINTAINERS as it is; the
 # warning that asks whether it needs updating is the one check left out.
 readonly CHECKPATCH_IGNORE=FILE_PATH_CHANGES
-
-nr=0
-failed=0
-
-result()
-{
-	nr=$((nr + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $nr $2"
-	else
-		echo "not ok $nr $2"
-		failed=1
-	fi
-}
-
-series_patches()
-{
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP_DIR/patches/series"
-}
 
 inputs_hash()
 {
 	{
 		git -C "$TREE_DIR" rev-parse "$BASE_REF"
-		cat "$0" "$TOP_DIR/patches/series" "$KBUILD_OUT/.config"
-		series_patches | while read -r p; do cat "$TOP_DIR/patches/$p"; done
+		cat "$0" "$PATCH_DIR/series" "$KBUILD_OUT/.config"
+		series_patches | while read -r p; do cat "$PATCH_DIR/$p"; done
 	} | sha256sum | cut -d' ' -f1
 }
 
@@ -100,7 +80,7 @@ check_patch_style()
 	local patch=$1 log=$LOGS/checkpatch-$1.log totals
 
 	(cd "$WORKTREE" && ./scripts/checkpatch.pl --strict --ignore "$CHECKPATCH_IGNORE" \
-		"$TOP_DIR/patches/$patch") >"$log" 2>&1
+		"$PATCH_DIR/$patch") >"$log" 2>&1
 	totals=$(grep '^total:' "$log")
 	echo "# $patch: ${totals:-checkpatch printed no totals}"
 	case $totals in
@@ -114,7 +94,7 @@ apply_patch()
 {
 	local patch=$1
 
-	git -C "$WORKTREE" am -q "$TOP_DIR/patches/$patch" >"$LOGS/am-$patch.log" 2>&1 && return 0
+	git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$LOGS/am-$patch.log" 2>&1 && return 0
 	sed 's/^/# /' "$LOGS/am-$patch.log" | head -5
 	return 1
 }
@@ -141,14 +121,14 @@ run_checks()
 		{ echo "Bail out! cannot build the base tree, see $LOGS"; return 1; }
 	for patch in $patches; do
 		check_patch_style "$patch"
-		result $? "checkpatch --strict: $patch"
+		tap_result $? "checkpatch --strict: $patch"
 	done
 	for patch in $patches; do
 		apply_patch "$patch" && build_kvm "$LOGS/build-$patch.log"
-		result $? "arch/x86/kvm builds with KVM_WERROR=y after $patch"
+		tap_result $? "arch/x86/kvm builds with KVM_WERROR=y after $patch"
 	done
 	run_sparse "$LOGS/sparse-series.log" && compare_sparse
-	result $? "sparse on arch/x86/kvm: nothing new over the base"
+	tap_result $? "sparse on arch/x86/kvm: nothing new over the base"
 }
 
 main()

@@ -4,9 +4,17 @@
 
 TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
-# The packaged kernel tree and the out-of-tree (O=) kernel build.
+# The packaged kernel tree and the out-of-tree (O=) kernel build, one per
+# KERNEL_VARIANT (test, the default, or debug).
 TREE_DIR=$BUILD_DIR/linux
-KBUILD_OUT=$BUILD_DIR/kernel
+if [ "${KERNEL_VARIANT:-test}" = test ]; then
+	KBUILD_OUT=$BUILD_DIR/kernel
+else
+	KBUILD_OUT=$BUILD_DIR/kernel-$KERNEL_VARIANT
+fi
+PATCH_DIR=${PATCH_DIR:-$TOP_DIR/patches}
+# Where kernel-tree.sh records the commit the series goes on.
+BASE_REF=refs/kvm-tsc-trace/base
 
 die()
 {
@@ -26,6 +34,26 @@ need_cmd()
 
 	command -v "$cmd" >/dev/null 2>&1 ||
 		die "'$cmd' not found: install the Debian package $pkg (or run 'make deps')"
+}
+
+# The patches listed in $PATCH_DIR/series, in order.
+series_patches()
+{
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCH_DIR/series"
+}
+
+# One TAP result: tap_result STATUS DESCRIPTION; counts in $TAP_NR, $TAP_FAILED.
+TAP_NR=0
+TAP_FAILED=0
+tap_result()
+{
+	TAP_NR=$((TAP_NR + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $TAP_NR $2"
+	else
+		echo "not ok $TAP_NR $2"
+		TAP_FAILED=1
+	fi
 }
 
 # The kernel tree the scripts work on: the user's KSRC or the packaged one.

@@ -51,6 +51,7 @@ main()
 {
 	local status
 
+	/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 	/bin/busybox --install -s
 	setup_mounts
 	load_kvm

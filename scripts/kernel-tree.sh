@@ -7,15 +7,12 @@
 # nothing; a changed series is reapplied from the base commit. A patch that
 # does not apply leaves the tree at the base and says which patch and hunk.
 
-set -eu
+set -eu -o pipefail
 
 . "$(dirname "$0")/common.sh"
 
 readonly SOURCE_PKG=linux-source-6.12
 readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz
-# PATCH_DIR: another directory holding a series file and its patches.
-readonly SERIES_DIR=${PATCH_DIR:-$TOP_DIR/patches}
-readonly BASE_REF=refs/kvm-tsc-trace/base
 readonly APPLIED_REF=refs/kvm-tsc-trace/applied
 
 # Commits made here must not depend on the user's git identity being set.
@@ -79,7 +76,7 @@ prepare_packaged_tree()
 
 check_user_tree()
 {
-	local tree=$1 f dirty
+	local tree=$1 f dir dirty
 
 	for f in Makefile arch/x86/kvm/x86.c arch/x86/kvm/trace.h scripts/kconfig/merge_config.sh; do
 		[ -f "$tree/$f" ] || die "KSRC=$tree is not a Linux kernel tree: $f is missing"
@@ -87,8 +84,10 @@ check_user_tree()
 	# Its own repository, not a directory inside another one.
 	[ "$(git -C "$tree" rev-parse --show-toplevel 2>/dev/null)" = "$tree" ] ||
 		die "KSRC=$tree is not a git repository: the series is applied with git am"
-	[ -d "$(git -C "$tree" rev-parse --git-path rebase-apply)" ] &&
-		die "KSRC=$tree has a git am or rebase in progress: finish or abort it first"
+	for dir in rebase-apply rebase-merge; do
+		[ -d "$(git_path "$tree" "$dir")" ] &&
+			die "KSRC=$tree has a git am or rebase in progress: finish or abort it first"
+	done
 	dirty=$(git -C "$tree" status --porcelain --untracked-files=no | head -5)
 	[ -z "$dirty" ] ||
 		die "KSRC=$tree has uncommitted changes, which git am would mix with the series; commit or stash them:
@@ -112,10 +111,24 @@ record_base()
 	fi
 }
 
-series_patches()
+# A path inside the tree's git directory, absolute.
+git_path()
 {
-	[ -f "$SERIES_DIR/series" ] || die "$SERIES_DIR/series is missing"
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$SERIES_DIR/series"
+	local path
+
+	path=$(git -C "$1" rev-parse --git-path "$2")
+	case $path in /*) echo "$path" ;; *) echo "$1/$path" ;; esac
+}
+
+# Checked before the tree is touched: a broken series changes nothing.
+check_series()
+{
+	local p
+
+	[ -f "$PATCH_DIR/series" ] || die "$PATCH_DIR/series is missing"
+	for p in $(series_patches); do
+		[ -f "$PATCH_DIR/$p" ] || die "$PATCH_DIR/series names $p, which is not there"
+	done
 }
 
 series_hash()
@@ -123,10 +136,9 @@ series_hash()
 	local p
 
 	{
-		cat "$SERIES_DIR/series"
-		series_patches | while read -r p; do
-			[ -f "$SERIES_DIR/$p" ] || die "$SERIES_DIR/series names $p, which is not there"
-			cat "$SERIES_DIR/$p"
+		cat "$PATCH_DIR/series"
+		for p in $(series_patches); do
+			cat "$PATCH_DIR/$p"
 		done
 	} | sha256sum | cut -d' ' -f1
 }
@@ -136,7 +148,7 @@ apply_one()
 {
 	local tree=$1 patch=$2 out
 
-	if out=$(git -C "$tree" am -q "$SERIES_DIR/$patch" 2>&1); then
+	if out=$(git -C "$tree" am -q "$PATCH_DIR/$patch" 2>&1); then
 		return 0
 	fi
 	git -C "$tree" am --abort >/dev/null 2>&1 || true
@@ -149,8 +161,7 @@ apply_series()
 {
 	local tree=$1 hash stamp patch
 
-	stamp=$(git -C "$tree" rev-parse --git-path kvm-tsc-trace.series)
-	case $stamp in /*) ;; *) stamp=$tree/$stamp ;; esac
+	stamp=$(git_path "$tree" kvm-tsc-trace.series)
 	hash=$(series_hash)
 	if [ "$(git -C "$tree" rev-parse HEAD)" = "$(git -C "$tree" rev-parse -q --verify "$APPLIED_REF" || true)" ] &&
 	   [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
@@ -171,6 +182,7 @@ main()
 	local tree
 
 	need_cmd git git
+	check_series
 	use_default_identity
 	tree=$(kernel_tree)
 	if [ -n "${KSRC:-}" ]; then

@@ -61,14 +61,19 @@ build_initramfs()
 	[ -d "$BUILD_DIR/selftests-install" ] && cp -r "$BUILD_DIR/selftests-install" "$VM_ROOT/ktt/selftests"
 	[ -d "$BUILD_DIR/kvm-selftests-install" ] &&
 		cp -r "$BUILD_DIR/kvm-selftests-install" "$VM_ROOT/ktt/kvm-selftests"
-	[ -d "$BUILD_DIR/module" ] && cp -r "$BUILD_DIR/module" "$VM_ROOT/ktt/module"
+	if [ -f "$BUILD_DIR/module/kvm_tsc_probe.ko" ]; then
+		mkdir -p "$VM_ROOT/ktt/module"
+		cp "$BUILD_DIR/module/kvm_tsc_probe.ko" "$VM_ROOT/ktt/module/"
+	fi
 	printf '%s\n' "$*" >"$VM_ROOT/ktt/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
 }
 
 run_qemu()
 {
-	local tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
+	local tsc_khz
+
+	tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
 
 	: >"$OUTPUT_LOG"
 	rm -f "$STATUS_FILE"

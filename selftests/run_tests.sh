@@ -5,7 +5,8 @@
 # DIR holds the test programs and the settings file; SUITE (default
 # kvm-tsc-trace) names them in the results. Each test's own TAP
 # output is indented with "# "; its exit status gives the top-level result:
-# 0 ok, 4 ok # SKIP, anything else not ok (124: killed at the timeout).
+# 0 ok, 4 ok # SKIP, anything else not ok (124 from coreutils' timeout, 143
+# from busybox's: killed at the timeout).
 
 dir=$1
 shift
@@ -18,7 +19,7 @@ failed=0
 # Run a test with its output indented, and print its exit status.
 run_indented()
 {
-	{ { timeout "$timeout" "$dir/$1" 2>&1; echo $? >&3; } | sed 's/^/# /' >&4; } 3>&1
+	{ { timeout "$timeout" "$dir/$1" 2>&1 3>&- 4>&-; echo $? >&3; } | sed 's/^/# /' >&4; } 3>&1
 }
 
 exec 4>&1
@@ -31,7 +32,7 @@ for test in "$@"; do
 	case $status in
 	0) echo "ok $nr selftests: $suite: $test" ;;
 	4) echo "ok $nr selftests: $suite: $test # SKIP" ;;
-	124)
+	124 | 143)
 		echo "not ok $nr selftests: $suite: $test # TIMEOUT ${timeout}s"
 		failed=1
 		;;

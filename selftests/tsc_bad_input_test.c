@@ -22,7 +22,7 @@ static void check_refused(struct tracefs_instance *inst, int vcpu_fd, unsigned l
 	int ret = _vcpu_tsc_ctrl_attr(vcpu_fd, request, attr, addr);
 	bool ok;
 
-	ok = tap_check_u64(-expected, ret, "%s: return value (-errno)", what);
+	ok = tap_check_u64(expected, -ret, "%s: errno", what);
 	ok &= tap_check_u64(0, trace_count_tsc_events(inst), "%s: kvm_write_tsc_offset events",
 			    what);
 	tap_ok(ok, "%s: %s, no event", what, strerror(expected));

@@ -66,6 +66,8 @@ static bool check_way_out(enum way_out way)
 	}
 	if (access(dir, F_OK)) {
 		tap_diag("%s does not exist while the child runs", dir);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
 		return false;
 	}
 	if (way == WAIT_FOR_SIGTERM)

@@ -20,7 +20,9 @@
 #define NEW_OFFSET	(-5000000000LL)		/* vCPU 2's offset: 5e9 cycles behind */
 
 static const char * const tsc_events[] = {
-	"kvm_write_tsc_offset", "kvm_write_tsc_multiplier", "kvm_nested_tsc_offset",
+	[TSC_OFFSET] = TSC_OFFSET_EVENT,
+	[TSC_MULTIPLIER] = TSC_MULTIPLIER_EVENT,
+	[TSC_NESTED] = NESTED_TSC_EVENT,
 };
 
 /* What the events said so far, per vCPU, to compute the guest TSC. */
@@ -130,17 +132,11 @@ static void explain_nested(const struct tsc_event *ev)
 	       (int64_t)ev->prev, (int64_t)ev->next, ev->multiplier);
 }
 
-static const char * const event_names[] = {
-	[TSC_OFFSET] = TSC_OFFSET_EVENT,
-	[TSC_MULTIPLIER] = TSC_MULTIPLIER_EVENT,
-	[TSC_NESTED] = NESTED_TSC_EVENT,
-};
-
 static void explain_event(const struct tsc_event *ev)
 {
 	struct vcpu_state *s = &state[ev->vcpu_id % GUEST_MAX_VCPUS];
 
-	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", ev->ts, ev->vcpu_id, event_names[ev->kind]);
+	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", ev->ts, ev->vcpu_id, tsc_events[ev->kind]);
 	if (ev->kind == TSC_OFFSET)
 		explain_offset(ev, s);
 	else if (ev->kind == TSC_MULTIPLIER)

@@ -13,23 +13,9 @@ readonly WORK=$BUILD_DIR/kernel-tree-test
 readonly CLONE=$WORK/linux
 readonly SCRIPT=$TOP_DIR/scripts/kernel-tree.sh
 
-nr=0
-failed=0
-
 cleanup()
 {
 	rm -rf "$WORK"
-}
-
-result()
-{
-	nr=$((nr + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $nr $2"
-	else
-		echo "not ok $nr $2"
-		failed=1
-	fi
 }
 
 # Run kernel-tree.sh; keep its stderr in $OUT and its status in $STATUS.
@@ -84,6 +70,18 @@ test_not_kernel_tree()
 	mkdir -p "$WORK/empty"
 	run_script KSRC="$WORK/empty"
 	expect_error "is not a Linux kernel tree: Makefile is missing"
+}
+
+test_broken_series()
+{
+	local head
+
+	mkdir -p "$WORK/broken"
+	echo "0001-not-there.patch" >"$WORK/broken/series"
+	head=$(git -C "$CLONE" rev-parse HEAD)
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/broken"
+	expect_error "names 0001-not-there.patch, which is not there" || return 1
+	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$head" ] || { echo "# HEAD moved"; return 1; }
 }
 
 test_not_git()
@@ -160,15 +158,16 @@ main()
 	make_series other 0 other
 
 	echo "TAP version 13"
-	echo "1..7"
-	test_missing_dir; result $? "KSRC that does not exist is refused"
-	test_not_kernel_tree; result $? "KSRC that is not a kernel tree is refused, naming what is missing"
-	test_not_git; result $? "KSRC that is not a git repository is refused"
-	test_dirty_tree; result $? "a dirty KSRC is refused, naming the changed file, and left as it was"
-	test_failing_patch; result $? "a patch that does not apply is named with its hunk; the tree stays at the base"
-	test_apply_once; result $? "an unchanged series is applied once and not again"
-	test_changed_series; result $? "a changed series is reapplied from the base commit"
-	exit $failed
+	echo "1..8"
+	test_missing_dir; tap_result $? "KSRC that does not exist is refused"
+	test_not_kernel_tree; tap_result $? "KSRC that is not a kernel tree is refused, naming what is missing"
+	test_not_git; tap_result $? "KSRC that is not a git repository is refused"
+	test_broken_series; tap_result $? "a series naming a missing patch is refused before the tree is touched"
+	test_dirty_tree; tap_result $? "a dirty KSRC is refused, naming the changed file, and left as it was"
+	test_failing_patch; tap_result $? "a patch that does not apply is named with its hunk; the tree stays at the base"
+	test_apply_once; tap_result $? "an unchanged series is applied once and not again"
+	test_changed_series; tap_result $? "a changed series is reapplied from the base commit"
+	exit $TAP_FAILED
 }
 
 main "$@"

@@ -8,20 +8,6 @@ set -u
 readonly SCRIPT=$TOP_DIR/scripts/vmtest.sh
 export VMTEST_DIR=$BUILD_DIR/vmtest-test
 
-nr=0
-failed=0
-
-result()
-{
-	nr=$((nr + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $nr $2"
-	else
-		echo "not ok $nr $2"
-		failed=1
-	fi
-}
-
 # Boot with a payload; keep the output in $OUT and the status in $STATUS.
 run_vm()
 {
@@ -47,18 +33,18 @@ main()
 	echo "1..4"
 	run_vm 'echo payload ran; exit 3'
 	expect 3 "payload ran"
-	result $? "the payload's output and exit status come back to the host"
+	tap_result $? "the payload's output and exit status come back to the host"
 	VMTEST_TIMEOUT=10 run_vm 'sleep 600'
 	expect 1 "did not finish within 10s and was killed; console log: $VMTEST_DIR/console.log"
-	result $? "a hanging VM is killed at the timeout, naming the console log"
+	tap_result $? "a hanging VM is killed at the timeout, naming the console log"
 	run_vm 'echo "WARNING: CPU: 0 PID: 1 at vmtest-test" >/dev/kmsg; exit 0'
 	expect 1 "the test kernel reported a problem"
-	result $? "a WARNING in the kernel log fails a run whose payload passed"
+	tap_result $? "a WARNING in the kernel log fails a run whose payload passed"
 	run_vm 'poweroff -f'
 	expect 1 "stopped without reporting a status"
-	result $? "a VM that stops without a status fails the run"
+	tap_result $? "a VM that stops without a status fails the run"
 	rm -rf "$VMTEST_DIR"
-	exit $failed
+	exit $TAP_FAILED
 }
 
 main "$@"

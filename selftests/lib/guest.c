@@ -57,6 +57,7 @@ static void setup_vcpu(struct guest_vm *vm, struct guest_vcpu *vcpu, unsigned in
 		tap_bail_out("KVM_GET_VCPU_MMAP_SIZE: %s", strerror(errno));
 	vcpu->id = id;
 	vcpu->fd = vcpu_create(vm->fd, id);
+	vcpu->run_size = mmap_size;
 	vcpu->run = mmap(NULL, mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu->fd, 0);
 	if (vcpu->run == MAP_FAILED)
 		tap_bail_out("mmap of vCPU %u's kvm_run: %s", id, strerror(errno));
@@ -89,8 +90,11 @@ void guest_vm_destroy(struct guest_vm *vm)
 {
 	int i;
 
-	for (i = 0; i < vm->nr_vcpus; i++)
+	/* The kvm_run mapping holds the vCPU, and so the VM, alive. */
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		munmap(vm->vcpus[i].run, vm->vcpus[i].run_size);
 		close(vm->vcpus[i].fd);
+	}
 	close(vm->fd);
 	munmap(vm->mem, GUEST_MEM_SIZE);
 }

@@ -15,6 +15,7 @@ struct guest_vcpu {
 	int fd;
 	unsigned int id;
 	struct kvm_run *run;
+	int run_size;
 };
 
 struct guest_vm {

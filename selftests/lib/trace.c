@@ -58,7 +58,11 @@ static void remember_instance(struct tracefs_instance *inst)
 	char *dir = tracefs_instance_get_dir(inst);
 	int i;
 
-	for (i = 0; dir && i < MAX_INSTANCES; i++) {
+	if (!dir) {
+		tracefs_instance_destroy(inst);
+		tap_bail_out("no directory for tracefs instance %s", tracefs_instance_get_name(inst));
+	}
+	for (i = 0; i < MAX_INSTANCES; i++) {
 		if (instances[i])
 			continue;
 		snprintf(instance_dirs[i], PATH_MAX, "%s", dir);
