@@ -27,9 +27,8 @@ kvm-selftests: kernel
 series-check: kernel
 	scripts/check-series.sh
 
-module:
-	@if [ -f module/Makefile ]; then $(MAKE) -C module KDIR=$(KDIR); \
-	else echo "module/: no module to build yet"; fi
+module: kernel
+	$(MAKE) -C module KDIR=$(KDIR)
 
 tools:
 	@if [ -f tools/Makefile ]; then $(MAKE) -C tools; \

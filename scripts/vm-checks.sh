@@ -1,12 +1,13 @@
 #!/bin/sh
-# vm-checks.sh: the checks `make check` runs inside the test VM: environment and event formats, then the selftests.
+# vm-checks.sh: the checks `make check` runs inside the test VM: environment, event formats, module, selftests.
 #
 # Runs from /ktt in the VM (see vmtest.sh) under busybox sh. Prints TAP
 # streams and exits non-zero if any check or test failed.
 
 readonly TRACEFS=/sys/kernel/tracing
 # Read from a boot of the unpatched 6.12.117 test kernel: the series must not
-# change one byte of it (ID included, so new events go after it in trace.h).
+# change one byte of it. The event ID is part of the file; it stays because
+# the series defines its events before kvm_write_tsc_offset in trace.h.
 readonly REF_FORMAT=scripts/ref/kvm_write_tsc_offset.format
 
 nr=0
@@ -116,7 +117,26 @@ run_suite()
 	return $rc
 }
 
+# kvm_tsc_probe watched both suites: the events they caused, nested SVM
+# included, must all have kept the invariants it checks.
+check_module_after_suites()
+{
+	local d=/sys/kernel/debug/kvm_tsc_probe rc=0
+
+	echo "TAP version 13"
+	echo "1..1"
+	sed 's/^/# counters: /' $d/counters
+	sed 's/^/# violation: /' $d/violations
+	grep -qx 'violations 0' $d/counters || rc=1
+	rmmod kvm_tsc_probe || rc=1
+	nr=0
+	result $rc "kvm_tsc_probe counted no violation over both suites"
+}
+
 run_environment_checks
+sh scripts/vm-module-checks.sh || failed=1
+insmod module/kvm_tsc_probe.ko || { echo "Bail out! cannot load kvm_tsc_probe"; exit 1; }
 run_suite selftests kvm-tsc-trace || failed=1
 run_suite kvm-selftests kvm || failed=1
+check_module_after_suites
 exit $failed

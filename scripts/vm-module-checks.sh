@@ -1,0 +1,115 @@
+#!/bin/sh
+# vm-module-checks.sh: kvm_tsc_probe checks inside the test VM: its own selftest, KVM coming and going, load/unload cycles.
+#
+# Runs from /ktt under busybox sh, after guest-init.sh loaded kvm_amd;
+# prints TAP and exits non-zero if a check failed. Leaves kvm_amd loaded
+# and kvm_tsc_probe unloaded.
+
+readonly MODULE=module/kvm_tsc_probe.ko
+readonly DEBUGFS=/sys/kernel/debug/kvm_tsc_probe
+readonly CYCLES=100
+readonly WARMUP=10
+readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"
+
+nr=0
+failed=0
+
+result()
+{
+	nr=$((nr + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $nr $2"
+	else
+		echo "not ok $nr $2"
+		failed=1
+	fi
+}
+
+check_selftest()
+{
+	local rc=0
+
+	insmod "$MODULE" selftest=1 || { echo "# insmod selftest=1 failed"; return 1; }
+	echo "# selftest: $(cat $DEBUGFS/selftest)"
+	grep -q '^passed: 8 violations counted' $DEBUGFS/selftest || rc=1
+	rmmod kvm_tsc_probe || rc=1
+	return $rc
+}
+
+# Every TSC tracepoint shows WHERE ("kvm" or "waiting") in the attached file.
+expect_attached()
+{
+	local where=$1 event
+
+	for event in $EVENTS; do
+		grep -qx "$event $where" $DEBUGFS/attached && continue
+		echo "# $event: expected '$where', attached says:"
+		sed 's/^/#   /' $DEBUGFS/attached
+		return 1
+	done
+}
+
+check_kvm_comes_and_goes()
+{
+	local rc=0
+
+	rmmod kvm_amd kvm || return 1
+	insmod "$MODULE" || return 1
+	expect_attached waiting || rc=1
+	modprobe kvm_amd nested=1 && expect_attached kvm || rc=1
+	rmmod kvm_amd kvm && expect_attached waiting || rc=1
+	modprobe kvm_amd nested=1 && expect_attached kvm || rc=1
+	rmmod kvm_tsc_probe || rc=1
+	return $rc
+}
+
+vmalloc_used_kb()
+{
+	sed -n 's/^VmallocUsed: *\([0-9]*\) kB$/\1/p' /proc/meminfo
+}
+
+load_unload()
+{
+	insmod "$MODULE" && rmmod kvm_tsc_probe
+}
+
+# Cycles while a VM writes TSC values, so probes fire during (un)registration.
+# VmallocUsed moves by a few pages from one cycle to the next whatever the
+# module does; a leaked table would add its size at every cycle, so the
+# growth over the cycles after a warm-up must stay below one table.
+check_load_cycles()
+{
+	local writer table_kb before after i=0 start rc=0
+
+	selftests/tsc_writer 600 >/dev/null &
+	writer=$!
+	insmod "$MODULE" || return 1
+	table_kb=$(($(sed -n 's/^table_bytes //p' $DEBUGFS/counters) / 1024))
+	rmmod kvm_tsc_probe || return 1
+	start=$(date +%s)
+	while [ $i -lt $WARMUP ] && load_unload; do
+		i=$((i + 1))
+	done
+	before=$(vmalloc_used_kb)
+	while [ $i -lt $CYCLES ] && load_unload; do
+		i=$((i + 1))
+	done
+	after=$(vmalloc_used_kb)
+	kill $writer
+	wait $writer 2>/dev/null
+	echo "# $i load/unload cycles in $(($(date +%s) - start)) s; VmallocUsed $before kB after $WARMUP, $after kB after $i; table $table_kb kB"
+	[ $i = $CYCLES ] || { echo "# cycle $((i + 1)) failed"; rc=1; }
+	[ $((after - before)) -lt "$table_kb" ] || { echo "# vmalloc memory grows with the cycles"; rc=1; }
+	! grep -q '^kvm_tsc_probe ' /proc/modules || { echo "# still loaded"; rc=1; }
+	return $rc
+}
+
+echo "TAP version 13"
+echo "1..3"
+check_selftest
+result $? "kvm_tsc_probe selftest=1: the validator counts exactly the 8 planted violations"
+check_kvm_comes_and_goes
+result $? "kvm_tsc_probe attaches when kvm.ko loads after it and waits when kvm.ko goes"
+check_load_cycles
+result $? "$CYCLES load/unload cycles while a VM writes TSC values leave no memory behind"
+exit $failed
