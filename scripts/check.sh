@@ -73,6 +73,10 @@ main()
 		test_step vmtest scripts/tests/vmtest-test.sh
 		test_step vm scripts/vmtest.sh sh scripts/vm-checks.sh
 	fi
+	if build_step kernel-debug env KERNEL_VARIANT=debug scripts/build-kernel.sh; then
+		test_step vm-debug env KERNEL_VARIANT=debug VMTEST_DIR="$BUILD_DIR/vmtest-debug" \
+			scripts/vmtest.sh sh scripts/vm-checks.sh --suites-only
+	fi
 	tally
 }
 
