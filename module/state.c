@@ -52,7 +52,8 @@ struct ktt_vmm {
 
 enum { EV_OFFSET, EV_MULTIPLIER, EV_NESTED, NR_EVENT_KINDS };
 
-static DEFINE_SPINLOCK(ktt_lock);
+/* Raw: the probes run under KVM's raw tsc_write_lock, even on PREEMPT_RT. */
+static DEFINE_RAW_SPINLOCK(ktt_lock);
 static struct ktt_vcpu *table;
 static struct hlist_head *buckets;
 static unsigned int table_size, hash_bits;
@@ -155,7 +156,7 @@ void ktt_on_offset(pid_t tgid, u32 vcpu_id, u64 prev, u64 next)
 	struct ktt_vcpu *v;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	v = get_vcpu(find_vmm(tgid), vcpu_id);
 	if (v->nr_offset)
 		check_equal(v, "kvm_write_tsc_offset previous", v->l1_offset, prev);
@@ -163,7 +164,7 @@ void ktt_on_offset(pid_t tgid, u32 vcpu_id, u64 prev, u64 next)
 	v->nr_offset++;
 	nr_events[EV_OFFSET]++;
 	touch(v);
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
@@ -172,7 +173,7 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 	struct ktt_vcpu *v;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	vmm = find_vmm(tgid);
 	v = find_vcpu(tgid, vmm->vm_seq, vcpu_id);
 	/* KVM writes the multiplier from 0 only when it creates a vCPU. */
@@ -191,7 +192,7 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 	v->nr_multiplier++;
 	nr_events[EV_MULTIPLIER]++;
 	touch(v);
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 /*
@@ -204,7 +205,7 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 	struct ktt_vcpu *v;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	v = get_vcpu(find_vmm(tgid), vcpu_id);
 	if (v->in_l2)
 		check_equal(v, "kvm_nested_tsc_offset previous (L2)", v->l2_offset, prev);
@@ -222,7 +223,7 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 	v->nr_nested++;
 	nr_events[EV_NESTED]++;
 	touch(v);
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 u64 ktt_violations(void)
@@ -254,9 +255,9 @@ void ktt_state_reset(void)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	clear_table();
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 int ktt_state_init(unsigned int max_vcpus)
@@ -286,25 +287,25 @@ void ktt_show_state(struct seq_file *m)
 	struct ktt_vcpu *v;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	list_for_each_entry(v, &lru_list, lru)
 		seq_printf(m, "vm=%d.%u vcpu=%u l1_offset=%lld l1_multiplier=%llu in_l2=%d l2_offset=%lld l2_multiplier=%llu offset_events=%llu multiplier_events=%llu nested_events=%llu violations=%llu changed_ns=%llu\n",
 			   v->tgid, v->vm_seq, v->vcpu_id, (s64)v->l1_offset, v->l1_multiplier,
 			   v->in_l2, (s64)v->l2_offset, v->l2_multiplier, v->nr_offset,
 			   v->nr_multiplier, v->nr_nested, v->nr_violations, v->changed_ns);
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 void ktt_show_counters(struct seq_file *m)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	seq_printf(m, "kvm_write_tsc_offset %llu\nkvm_write_tsc_multiplier %llu\nkvm_nested_tsc_offset %llu\nviolations %llu\nevictions %llu\ntable_size %u\ntable_bytes %zu\n",
 		   nr_events[EV_OFFSET], nr_events[EV_MULTIPLIER], nr_events[EV_NESTED],
 		   nr_violations, nr_evictions, table_size,
 		   table_size * sizeof(*table) + (sizeof(*buckets) << hash_bits));
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 void ktt_show_violations(struct seq_file *m)
@@ -312,9 +313,9 @@ void ktt_show_violations(struct seq_file *m)
 	unsigned int i, first;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ktt_lock, flags);
+	raw_spin_lock_irqsave(&ktt_lock, flags);
 	first = log_next > KTT_LOG_SIZE ? log_next - KTT_LOG_SIZE : 0;
 	for (i = first; i < log_next; i++)
 		seq_printf(m, "%s\n", violation_log[i % KTT_LOG_SIZE]);
-	spin_unlock_irqrestore(&ktt_lock, flags);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }

@@ -73,7 +73,9 @@ main()
 		test_step vmtest scripts/tests/vmtest-test.sh
 		test_step vm scripts/vmtest.sh sh scripts/vm-checks.sh
 	fi
-	if build_step kernel-debug env KERNEL_VARIANT=debug scripts/build-kernel.sh; then
+	if build_step kernel-debug env KERNEL_VARIANT=debug scripts/build-kernel.sh &&
+	   build_step module-debug make -s -C module KDIR="$BUILD_DIR/kernel-debug" \
+		OUT="$BUILD_DIR/module-debug"; then
 		test_step vm-debug env KERNEL_VARIANT=debug VMTEST_DIR="$BUILD_DIR/vmtest-debug" \
 			scripts/vmtest.sh sh scripts/vm-checks.sh --suites-only
 	fi

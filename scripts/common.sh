@@ -7,10 +7,13 @@ BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
 # The packaged kernel tree and the out-of-tree (O=) kernel build, one per
 # KERNEL_VARIANT (test, the default, or debug).
 TREE_DIR=$BUILD_DIR/linux
+# The module is built for one of them at a time, in MODULE_OUT.
 if [ "${KERNEL_VARIANT:-test}" = test ]; then
 	KBUILD_OUT=$BUILD_DIR/kernel
+	MODULE_OUT=$BUILD_DIR/module
 else
 	KBUILD_OUT=$BUILD_DIR/kernel-$KERNEL_VARIANT
+	MODULE_OUT=$BUILD_DIR/module-$KERNEL_VARIANT
 fi
 PATCH_DIR=${PATCH_DIR:-$TOP_DIR/patches}
 # Where kernel-tree.sh records the commit the series goes on.

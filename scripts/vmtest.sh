@@ -61,9 +61,9 @@ build_initramfs()
 	[ -d "$BUILD_DIR/selftests-install" ] && cp -r "$BUILD_DIR/selftests-install" "$VM_ROOT/ktt/selftests"
 	[ -d "$BUILD_DIR/kvm-selftests-install" ] &&
 		cp -r "$BUILD_DIR/kvm-selftests-install" "$VM_ROOT/ktt/kvm-selftests"
-	if [ -f "$BUILD_DIR/module/kvm_tsc_probe.ko" ]; then
+	if [ -f "$MODULE_OUT/kvm_tsc_probe.ko" ]; then
 		mkdir -p "$VM_ROOT/ktt/module"
-		cp "$BUILD_DIR/module/kvm_tsc_probe.ko" "$VM_ROOT/ktt/module/"
+		cp "$MODULE_OUT/kvm_tsc_probe.ko" "$VM_ROOT/ktt/module/"
 	fi
 	printf '%s\n' "$*" >"$VM_ROOT/ktt/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
