@@ -24,11 +24,11 @@
 
 static unsigned int max_vcpus = 256;
 module_param(max_vcpus, uint, 0444);
-MODULE_PARM_DESC(max_vcpus, "vCPUs tracked at most; the least recently changed is evicted beyond");
+MODULE_PARM_DESC(max_vcpus, "vCPUs tracked at most (1-65536); the least recently changed is evicted beyond");
 
 static char *events = "kvm_write_tsc_offset,kvm_write_tsc_multiplier,kvm_nested_tsc_offset";
 module_param(events, charp, 0444);
-MODULE_PARM_DESC(events, "comma-separated TSC tracepoints to attach");
+MODULE_PARM_DESC(events, "comma-separated TSC tracepoints to attach (the multiplier's always is)");
 
 static bool selftest;
 module_param(selftest, bool, 0444);
@@ -154,6 +154,11 @@ static void select_probes(void)
 
 	for (p = probes; p < probes + ARRAY_SIZE(probes); p++) {
 		p->wanted = !!strstr(events, p->name);
+		/* The multiplier's write from 0 is how VMs of a process are told apart. */
+		if (!p->wanted && !strcmp(p->name, "kvm_write_tsc_multiplier")) {
+			pr_info("kvm:%s attached anyway: it marks vCPU creation\n", p->name);
+			p->wanted = true;
+		}
 		if (!p->wanted)
 			pr_info("kvm:%s not wanted (events=%s)\n", p->name, events);
 	}
@@ -185,8 +190,6 @@ static int __init ktt_init(void)
 {
 	int ret;
 
-	if (!max_vcpus)
-		return -EINVAL;
 	ret = ktt_state_init(max_vcpus);
 	if (ret)
 		return ret;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * selftest.c: the validator checked on itself (selftest=1): a known
- * sequence of events, some of them inconsistent, must count exactly the
- * violations it contains, no more and no fewer. It runs before any probe
+ * sequence of events, some of them inconsistent, must count exactly the 9
+ * violations it contains, step by step, no more and no fewer. It runs before any probe
  * is attached, as a VMM no process can be, and the state is cleared after.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -29,15 +29,19 @@ static const struct step {
 	{ OFFSET, .prev = 0, .next = 100 },
 	{ OFFSET, .prev = 100, .next = 200 },
 	{ OFFSET, .prev = 150, .next = 300, .violations = 1 },	/* previous is not 200 */
-	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },
+	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },	/* created: runs L1 */
 	{ MULTIPLIER, .prev = ONE_32, .next = 0, .frac_bits = 32, .violations = 1 },	/* 0 */
 	{ MULTIPLIER, .prev = 5, .next = ONE_32, .frac_bits = 48, .violations = 2 },	/* 0; 32 */
-	{ NESTED, false, .prev = 300, .next = 300, .multiplier = ONE_32, .violations = 0 },
 	{ NESTED, false, .prev = 300, .next = 300, .multiplier = ONE_32, .violations = 1 },
 	{ NESTED, true, .prev = 300, .next = 1300, .multiplier = ONE_32 },
 	{ NESTED, true, .prev = 1300, .next = 1400, .multiplier = 0, .violations = 1 },
 	{ NESTED, false, .prev = 999, .next = 300, .multiplier = ONE_32, .violations = 1 },
 	{ NESTED, false, .prev = 300, .next = 300, .multiplier = ONE_32, .violations = 1 },
+	{ NESTED, true, .prev = 300, .next = 2000, .multiplier = ONE_32 },
+	{ NESTED, false, .prev = 2000, .next = 555, .multiplier = ONE_32, .violations = 1 },
+	/* vCPU 0 created again: a new VM, whose first offset is not checked. */
+	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },
+	{ OFFSET, .prev = 0, .next = 700 },
 };
 
 static void play(const struct step *s)

@@ -6,7 +6,7 @@
  * The table is allocated once, at load, with max_vcpus entries; when it is
  * full the vCPU changed least recently is evicted, so memory stays bounded
  * whatever the VMs do, and nothing refers to KVM's own objects. A VM is
- * named by its VMM's tgid and a sequence number that grows when that
+ * named by its VMM's tgid and a number, never reused, that changes when that
  * process creates a vCPU id it already has, which KVM announces by writing
  * the multiplier from 0.
  */
@@ -22,18 +22,27 @@
 #include "kvm_tsc_probe.h"
 
 #define KTT_MAX_VMMS	64
+#define KTT_MAX_VCPUS	65536
 #define KTT_LOG_SIZE	16
 #define KTT_LOG_LEN	160
+
+/*
+ * Whether the vCPU runs L1 or L2 is known from its creation or from a
+ * kvm_nested_tsc_offset on; an entry made while L2 runs (the module loaded,
+ * reset or the entry evicted then) starts unknown.
+ */
+enum ktt_mode { MODE_UNKNOWN, MODE_L1, MODE_L2 };
 
 struct ktt_vcpu {
 	struct hlist_node hash;
 	struct list_head lru;		/* least recently changed first */
+	bool used;
 	pid_t tgid;
 	u32 vm_seq;
 	u32 vcpu_id;
 	u64 l1_offset;
 	u64 l1_multiplier;
-	bool in_l2;
+	enum ktt_mode mode;
 	u64 l2_offset;
 	u64 l2_multiplier;
 	u64 nr_offset;
@@ -61,6 +70,7 @@ static LIST_HEAD(free_list);
 static LIST_HEAD(lru_list);
 static struct ktt_vmm vmms[KTT_MAX_VMMS];
 static u64 nr_events[NR_EVENT_KINDS], nr_violations, nr_evictions;
+static u32 last_vm_seq;
 static int frac_bits = -1;
 static char violation_log[KTT_LOG_SIZE][KTT_LOG_LEN];
 static unsigned int log_next;
@@ -92,7 +102,7 @@ static struct ktt_vmm *find_vmm(pid_t tgid)
 			oldest = vmm;
 	}
 	oldest->tgid = tgid;
-	oldest->vm_seq = 0;
+	oldest->vm_seq = ++last_vm_seq;
 	return oldest;
 }
 
@@ -120,6 +130,7 @@ static struct ktt_vcpu *get_vcpu(struct ktt_vmm *vmm, u32 vcpu_id)
 		return v;
 	v = take_entry();
 	memset(v, 0, sizeof(*v));
+	v->used = true;
 	v->tgid = vmm->tgid;
 	v->vm_seq = vmm->vm_seq;
 	v->vcpu_id = vcpu_id;
@@ -178,8 +189,10 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 	v = find_vcpu(tgid, vmm->vm_seq, vcpu_id);
 	/* KVM writes the multiplier from 0 only when it creates a vCPU. */
 	if (!prev && v && v->nr_multiplier)
-		vmm->vm_seq++;
+		vmm->vm_seq = ++last_vm_seq;
 	v = get_vcpu(vmm, vcpu_id);
+	if (!prev)
+		v->mode = MODE_L1;
 	if (v->nr_multiplier)
 		check_equal(v, "kvm_write_tsc_multiplier previous", v->l1_multiplier, prev);
 	if (!next)
@@ -207,17 +220,18 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 
 	raw_spin_lock_irqsave(&ktt_lock, flags);
 	v = get_vcpu(find_vmm(tgid), vcpu_id);
-	if (v->in_l2)
+	if (v->mode == MODE_L2)
 		check_equal(v, "kvm_nested_tsc_offset previous (L2)", v->l2_offset, prev);
-	else if (v->nr_offset)
+	else if (v->mode == MODE_L1 && v->nr_offset)
 		check_equal(v, "kvm_nested_tsc_offset previous (L1)", v->l1_offset, prev);
-	if (!guest_mode && !v->in_l2 && v->nr_nested)
+	if (!guest_mode && v->mode == MODE_L1)
 		report(v, "kvm_nested_tsc_offset guest_mode 0 outside L2", 1, 0);
 	if (!guest_mode && v->nr_offset)
 		check_equal(v, "kvm_nested_tsc_offset next (L1)", v->l1_offset, next);
-	if (!multiplier)
+	/* Without a multiplier write (no TSC scaling, rate caught up) it stays 0. */
+	if (!multiplier && v->nr_multiplier)
 		report(v, "kvm_nested_tsc_offset multiplier (never 0)", v->l1_multiplier, 0);
-	v->in_l2 = guest_mode;
+	v->mode = guest_mode ? MODE_L2 : MODE_L1;
 	v->l2_offset = next;
 	v->l2_multiplier = multiplier;
 	v->nr_nested++;
@@ -244,6 +258,8 @@ static void clear_table(void)
 		list_add_tail(&table[i].lru, &free_list);
 	memset(vmms, 0, sizeof(vmms));
 	memset(nr_events, 0, sizeof(nr_events));
+	for (i = 0; i < table_size; i++)
+		table[i].used = false;
 	memset(violation_log, 0, sizeof(violation_log));
 	nr_violations = 0;
 	nr_evictions = 0;
@@ -262,6 +278,10 @@ void ktt_state_reset(void)
 
 int ktt_state_init(unsigned int max_vcpus)
 {
+	if (!max_vcpus || max_vcpus > KTT_MAX_VCPUS) {
+		pr_err("max_vcpus=%u: must be 1 to %u\n", max_vcpus, KTT_MAX_VCPUS);
+		return -EINVAL;
+	}
 	table_size = max_vcpus;
 	hash_bits = ilog2(roundup_pow_of_two(max_vcpus));
 	table = vcalloc(table_size, sizeof(*table));
@@ -282,18 +302,24 @@ void ktt_state_exit(void)
 	table = NULL;
 }
 
+/* One entry at a time: the lock, which KVM's TSC writes wait for, is short. */
 void ktt_show_state(struct seq_file *m)
 {
-	struct ktt_vcpu *v;
+	struct ktt_vcpu v;
 	unsigned long flags;
+	unsigned int i;
 
-	raw_spin_lock_irqsave(&ktt_lock, flags);
-	list_for_each_entry(v, &lru_list, lru)
+	for (i = 0; i < table_size; i++) {
+		raw_spin_lock_irqsave(&ktt_lock, flags);
+		v = table[i];
+		raw_spin_unlock_irqrestore(&ktt_lock, flags);
+		if (!v.used)
+			continue;
 		seq_printf(m, "vm=%d.%u vcpu=%u l1_offset=%lld l1_multiplier=%llu in_l2=%d l2_offset=%lld l2_multiplier=%llu offset_events=%llu multiplier_events=%llu nested_events=%llu violations=%llu changed_ns=%llu\n",
-			   v->tgid, v->vm_seq, v->vcpu_id, (s64)v->l1_offset, v->l1_multiplier,
-			   v->in_l2, (s64)v->l2_offset, v->l2_multiplier, v->nr_offset,
-			   v->nr_multiplier, v->nr_nested, v->nr_violations, v->changed_ns);
-	raw_spin_unlock_irqrestore(&ktt_lock, flags);
+			   v.tgid, v.vm_seq, v.vcpu_id, (s64)v.l1_offset, v.l1_multiplier,
+			   v.mode == MODE_L2, (s64)v.l2_offset, v.l2_multiplier, v.nr_offset,
+			   v.nr_multiplier, v.nr_nested, v.nr_violations, v.changed_ns);
+	}
 }
 
 void ktt_show_counters(struct seq_file *m)
