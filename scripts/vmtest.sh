@@ -4,10 +4,11 @@
 # usage: vmtest.sh COMMAND...
 #
 # COMMAND runs from /ktt inside the VM, which holds scripts/, the installed
-# selftests, the in-tree KVM selftests and the module. Its output is printed here; the console log and
-# the payload output stay in build/vmtest/. The run fails when the VM does not
-# report a status before VMTEST_TIMEOUT, or when the kernel log shows a
-# warning, BUG, Oops, KASAN or lockdep report.
+# selftests, the in-tree KVM selftests and the module. Its output is printed
+# here; the console log and the payload output stay in build/vmtest/ (or
+# VMTEST_DIR). KERNEL_VARIANT picks the kernel and module to boot. The run
+# fails when the VM does not report a status before VMTEST_TIMEOUT, or when
+# the kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
 
 set -eu
 
