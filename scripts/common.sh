@@ -3,6 +3,7 @@
 # shellcheck shell=bash
 
 TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$TOP_DIR/scripts/tap.sh"
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
 # The packaged kernel tree and the out-of-tree (O=) kernel build, one per
 # KERNEL_VARIANT (test, the default, or debug).
@@ -43,20 +44,6 @@ need_cmd()
 series_patches()
 {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCH_DIR/series"
-}
-
-# One TAP result: tap_result STATUS DESCRIPTION; counts in $TAP_NR, $TAP_FAILED.
-TAP_NR=0
-TAP_FAILED=0
-tap_result()
-{
-	TAP_NR=$((TAP_NR + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $TAP_NR $2"
-	else
-		echo "not ok $TAP_NR $2"
-		TAP_FAILED=1
-	fi
 }
 
 # The kernel tree the scripts work on: the user's KSRC or the packaged one.

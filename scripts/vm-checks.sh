@@ -11,19 +11,7 @@ readonly TRACEFS=/sys/kernel/tracing
 # the series defines its events before kvm_write_tsc_offset in trace.h.
 readonly REF_FORMAT=scripts/ref/kvm_write_tsc_offset.format
 
-nr=0
-failed=0
-
-result()
-{
-	nr=$((nr + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $nr $2"
-	else
-		echo "not ok $nr $2"
-		failed=1
-	fi
-}
+. scripts/tap.sh
 
 check_nested_svm()
 {
@@ -90,17 +78,17 @@ run_environment_checks()
 	echo "TAP version 13"
 	echo "1..5"
 	check_nested_svm
-	result $? "kvm_amd is loaded with nested=1"
+	tap_result $? "kvm_amd is loaded with nested=1"
 	check_offset_format
-	result $? "kvm_write_tsc_offset format is byte-identical to unpatched 6.12"
+	tap_result $? "kvm_write_tsc_offset format is byte-identical to unpatched 6.12"
 	check_event_contract kvm_write_tsc_multiplier \
 		"vcpu_id:4:0 previous_tsc_multiplier:8:0 next_tsc_multiplier:8:0 frac_bits:1:0"
-	result $? "kvm_write_tsc_multiplier has the contract's fields"
+	tap_result $? "kvm_write_tsc_multiplier has the contract's fields"
 	check_event_contract kvm_nested_tsc_offset \
 		"vcpu_id:4:0 guest_mode:1:0 previous_tsc_offset:8:0 next_tsc_offset:8:0 tsc_multiplier:8:0"
-	result $? "kvm_nested_tsc_offset has the contract's fields"
+	tap_result $? "kvm_nested_tsc_offset has the contract's fields"
 	check_tsc_instance
-	result $? "a tracefs instance with trace_clock x86-tsc can be created and removed"
+	tap_result $? "a tracefs instance with trace_clock x86-tsc can be created and removed"
 }
 
 # Run the tests listed in DIR/tests as kselftest suite SUITE.
@@ -130,18 +118,18 @@ check_module_after_suites()
 	sed 's/^/# violation: /' $d/violations
 	grep -qx 'violations 0' $d/counters || rc=1
 	rmmod kvm_tsc_probe || rc=1
-	nr=0
-	result $rc "kvm_tsc_probe counted no violation over both suites"
+	TAP_NR=0
+	tap_result $rc "kvm_tsc_probe counted no violation over both suites"
 }
 
 # The debug kernel (KASAN, lockdep, kmemleak) runs only the suites with the
 # module: its event IDs differ from the reference format's.
 if [ "${1:-}" != --suites-only ]; then
 	run_environment_checks
-	sh scripts/vm-module-checks.sh || failed=1
+	sh scripts/vm-module-checks.sh || TAP_FAILED=1
 fi
 insmod module/kvm_tsc_probe.ko || { echo "Bail out! cannot load kvm_tsc_probe"; exit 1; }
-run_suite selftests kvm-tsc-trace || failed=1
-run_suite kvm-selftests kvm || failed=1
+run_suite selftests kvm-tsc-trace || TAP_FAILED=1
+run_suite kvm-selftests kvm || TAP_FAILED=1
 check_module_after_suites
-exit $failed
+exit $TAP_FAILED

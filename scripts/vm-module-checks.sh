@@ -11,19 +11,7 @@ readonly CYCLES=100
 readonly WARMUP=10
 readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"
 
-nr=0
-failed=0
-
-result()
-{
-	nr=$((nr + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $nr $2"
-	else
-		echo "not ok $nr $2"
-		failed=1
-	fi
-}
+. scripts/tap.sh
 
 check_selftest()
 {
@@ -131,9 +119,9 @@ check_load_cycles()
 echo "TAP version 13"
 echo "1..3"
 check_selftest
-result $? "kvm_tsc_probe selftest=1: the validator counts exactly the 9 planted violations"
+tap_result $? "kvm_tsc_probe selftest=1: the validator counts exactly the 9 planted violations"
 check_kvm_comes_and_goes
-result $? "kvm_tsc_probe attaches when kvm.ko loads after it and waits when kvm.ko goes"
+tap_result $? "kvm_tsc_probe attaches when kvm.ko loads after it and waits when kvm.ko goes"
 check_load_cycles
-result $? "$CYCLES load/unload cycles while a VM writes TSC values leave no memory behind"
-exit $failed
+tap_result $? "$CYCLES load/unload cycles while a VM writes TSC values leave no memory behind"
+exit $TAP_FAILED
