@@ -47,20 +47,36 @@ verify_config()
 	[ "$missing" = 0 ] || die "the kernel config lacks requested options (see above)"
 }
 
+# What the config is made of: the fragments and the tree's commit.
+config_inputs()
+{
+	local tree=$1
+
+	{
+		git -C "$tree" rev-parse HEAD
+		cat $(fragments)
+	} | sha256sum | cut -d' ' -f1
+}
+
+# Regenerated only when its inputs change: tinyconfig and merge_config.sh
+# take seconds that an unchanged tree should not pay.
 make_config()
 {
-	local tree=$1 out=$2 scratch=$BUILD_DIR/kconfig-$VARIANT
+	local tree=$1 out=$2 scratch=$BUILD_DIR/kconfig-$VARIANT inputs
 
+	inputs=$(config_inputs "$tree")
+	[ -f "$out/.config" ] && [ "$(cat "$out/.config.inputs" 2>/dev/null)" = "$inputs" ] &&
+		return 0
 	mkdir -p "$scratch" "$out"
 	make -s -C "$tree" O="$scratch" tinyconfig >/dev/null
 	(cd "$tree" && scripts/kconfig/merge_config.sh -O "$scratch" "$scratch/.config" $(fragments)) \
 		>"$scratch/merge.log" 2>&1 || die "merge_config.sh failed, see $scratch/merge.log"
 	verify_config "$scratch/.config"
-	if cmp -s "$scratch/.config" "$out/.config"; then
-		return 0
+	if ! cmp -s "$scratch/.config" "$out/.config"; then
+		note "new kernel config in $out/.config"
+		cp "$scratch/.config" "$out/.config"
 	fi
-	note "new kernel config in $out/.config"
-	cp "$scratch/.config" "$out/.config"
+	echo "$inputs" >"$out/.config.inputs"
 }
 
 build()
@@ -77,7 +93,7 @@ $(tail -20 "$out/build.log")"
 
 main()
 {
-	local tree out
+	local tree out cmd
 
 	for cmd in flex:flex bison:bison bc:bc gcc:gcc; do
 		need_cmd "${cmd%%:*}" "${cmd#*:}"

@@ -67,7 +67,7 @@ main()
 	if build_step kernel make -s kernel &&
 	   build_step kvm-selftests scripts/build-kvm-selftests.sh &&
 	   build_step selftests make -s selftests &&
-	   build_step module make -s module; then
+	   build_step module make -s -C module KDIR="$KBUILD_OUT"; then
 		test_step series scripts/check-series.sh
 		test_step kernel-tree scripts/tests/kernel-tree-test.sh
 		test_step vmtest scripts/tests/vmtest-test.sh

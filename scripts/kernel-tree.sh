@@ -70,13 +70,13 @@ prepare_packaged_tree()
 		return 0
 	fi
 	# Our own tree: an interrupted git am or stray edits are simply discarded.
-	[ -d "$TREE_DIR/.git/rebase-apply" ] && git -C "$TREE_DIR" am --abort
+	[ -d "$(git_path "$TREE_DIR" rebase-apply)" ] && git -C "$TREE_DIR" am --abort
 	git -C "$TREE_DIR" diff --quiet HEAD || git -C "$TREE_DIR" reset -q --hard HEAD
 }
 
 check_user_tree()
 {
-	local tree=$1 f dir dirty
+	local tree=$1 f dir dirty version
 
 	for f in Makefile arch/x86/kvm/x86.c arch/x86/kvm/trace.h scripts/kconfig/merge_config.sh; do
 		[ -f "$tree/$f" ] || die "KSRC=$tree is not a Linux kernel tree: $f is missing"
@@ -92,9 +92,10 @@ check_user_tree()
 	[ -z "$dirty" ] ||
 		die "KSRC=$tree has uncommitted changes, which git am would mix with the series; commit or stash them:
 $dirty"
-	case $(make -s -C "$tree" kernelversion) in
+	version=$(make -s -C "$tree" kernelversion)
+	case $version in
 	6.12*) ;;
-	*) note "warning: KSRC=$tree is Linux $(make -s -C "$tree" kernelversion), the series is written for 6.12" ;;
+	*) note "warning: KSRC=$tree is Linux $version, the series is written for 6.12" ;;
 	esac
 }
 

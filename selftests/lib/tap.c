@@ -24,18 +24,26 @@ void tap_plan(int count)
 	fflush(stdout);
 }
 
+/* "ok N desc", "not ok N desc" or "ok N desc # SKIP reason". */
+static void print_result(bool passed, const char *skip_reason, const char *fmt, va_list ap)
+{
+	printf("%sok %d ", passed ? "" : "not ", reported);
+	vprintf(fmt, ap);
+	if (skip_reason)
+		printf(" # SKIP %s", skip_reason);
+	putchar('\n');
+	fflush(stdout);
+}
+
 void tap_ok(bool passed, const char *fmt, ...)
 {
 	va_list ap;
 
 	reported++;
 	failed += !passed;
-	printf("%sok %d ", passed ? "" : "not ", reported);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	print_result(passed, NULL, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 void tap_skip(const char *reason, const char *fmt, ...)
@@ -44,12 +52,9 @@ void tap_skip(const char *reason, const char *fmt, ...)
 
 	reported++;
 	skipped++;
-	printf("ok %d ", reported);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	print_result(true, reason, fmt, ap);
 	va_end(ap);
-	printf(" # SKIP %s\n", reason);
-	fflush(stdout);
 }
 
 void tap_diag(const char *fmt, ...)
