@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hostev.c: decode the host events the conversion depends on (the three
+ * TSC events, kvm_entry, kvm_exit, task_newtask) into one plain struct,
+ * and find the VM and vCPU a host event is about.
+ */
+#include <string.h>
+
+#include "tsc-merge.h"
+
+#define CLONE_THREAD_FLAG 0x00010000UL
+
+static struct tep_format_field *field_of(struct tep_event *e, const char *name,
+					 const char *path, int *missing)
+{
+	struct tep_format_field *f = e ? tep_find_field(e, name) : NULL;
+
+	if (e && !f) {
+		fprintf(stderr, "%s: event %s:%s has no field '%s': not the format this tool knows\n",
+			path, e->system, e->name, name);
+		(*missing)++;
+	}
+	return f;
+}
+
+/*
+ * kvm_write_tsc_offset, kvm_entry and kvm_exit are upstream and required;
+ * the events of the series and task_newtask only make the result exact
+ * in more cases, and the summary says when they were not recorded.
+ */
+int host_events_init(struct host_events *he, struct trace_file *host)
+{
+	struct tep_handle *tep = tracecmd_get_tep(host->handle);
+	int bad = 0;
+
+	memset(he, 0, sizeof(*he));
+	he->tep = tep;
+	he->offset = tep_find_event_by_name(tep, "kvm", "kvm_write_tsc_offset");
+	he->mult = tep_find_event_by_name(tep, "kvm", "kvm_write_tsc_multiplier");
+	he->nested = tep_find_event_by_name(tep, "kvm", "kvm_nested_tsc_offset");
+	he->entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
+	he->exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
+	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
+	if (!he->offset || !he->entry || !he->exit) {
+		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with scripts/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
+			host->path, !he->offset ? "kvm_write_tsc_offset" :
+			!he->entry ? "kvm_entry" : "kvm_exit", TSC_CLOCK);
+		return -1;
+	}
+	he->off_vcpu = field_of(he->offset, "vcpu_id", host->path, &bad);
+	he->off_prev = field_of(he->offset, "previous_tsc_offset", host->path, &bad);
+	he->off_next = field_of(he->offset, "next_tsc_offset", host->path, &bad);
+	he->mul_vcpu = field_of(he->mult, "vcpu_id", host->path, &bad);
+	he->mul_prev = field_of(he->mult, "previous_tsc_multiplier", host->path, &bad);
+	he->mul_next = field_of(he->mult, "next_tsc_multiplier", host->path, &bad);
+	he->mul_frac = field_of(he->mult, "frac_bits", host->path, &bad);
+	he->nes_vcpu = field_of(he->nested, "vcpu_id", host->path, &bad);
+	he->nes_mode = field_of(he->nested, "guest_mode", host->path, &bad);
+	he->nes_prev = field_of(he->nested, "previous_tsc_offset", host->path, &bad);
+	he->nes_next = field_of(he->nested, "next_tsc_offset", host->path, &bad);
+	he->nes_mult = field_of(he->nested, "tsc_multiplier", host->path, &bad);
+	he->ent_vcpu = field_of(he->entry, "vcpu_id", host->path, &bad);
+	he->exit_vcpu = field_of(he->exit, "vcpu_id", host->path, &bad);
+	he->nt_pid = field_of(he->newtask, "pid", host->path, &bad);
+	he->nt_flags = field_of(he->newtask, "clone_flags", host->path, &bad);
+	return bad ? -1 : 0;
+}
+
+static uint64_t read_field(struct tep_format_field *f, struct tep_record *r)
+{
+	unsigned long long v = 0;
+
+	tep_read_number_field(f, r->data, &v);
+	return v;
+}
+
+enum host_kind host_event_decode(const struct host_events *he,
+				 struct tep_record *r, struct host_ev *ev)
+{
+	int type = tep_data_type(he->tep, r);
+
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = r->ts;
+	ev->pid = tep_data_pid(he->tep, r);
+	if (type == he->entry->id) {
+		ev->vcpu_id = read_field(he->ent_vcpu, r);
+		ev->kind = HOST_ENTRY;
+	} else if (type == he->exit->id) {
+		ev->vcpu_id = read_field(he->exit_vcpu, r);
+		ev->kind = HOST_EXIT;
+	} else if (type == he->offset->id) {
+		ev->vcpu_id = read_field(he->off_vcpu, r);
+		ev->prev = read_field(he->off_prev, r);
+		ev->next = read_field(he->off_next, r);
+		ev->kind = HOST_OFFSET;
+	} else if (he->mult && type == he->mult->id) {
+		ev->vcpu_id = read_field(he->mul_vcpu, r);
+		ev->prev = read_field(he->mul_prev, r);
+		ev->next = read_field(he->mul_next, r);
+		ev->frac = read_field(he->mul_frac, r);
+		ev->kind = HOST_MULT;
+	} else if (he->nested && type == he->nested->id) {
+		ev->vcpu_id = read_field(he->nes_vcpu, r);
+		ev->guest_mode = read_field(he->nes_mode, r);
+		ev->prev = read_field(he->nes_prev, r);
+		ev->next = read_field(he->nes_next, r);
+		ev->mult = read_field(he->nes_mult, r);
+		ev->kind = HOST_NESTED;
+	} else if (he->newtask && type == he->newtask->id) {
+		ev->child = read_field(he->nt_pid, r);
+		ev->thread = read_field(he->nt_flags, r) & CLONE_THREAD_FLAG;
+		ev->kind = HOST_NEWTASK;
+	} else {
+		ev->kind = HOST_OTHER;
+	}
+	return ev->kind;
+}
+
+/* The VM whose vCPU thread or VMM thread logged @ev. */
+struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
+			 const struct host_ev *ev)
+{
+	int tgid = vm_table_tgid_of(vms, ev->pid);
+
+	return vm_table_vm_of_process(vms, tgid, tep_data_comm_from_pid(he->tep, tgid));
+}

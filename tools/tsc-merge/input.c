@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * input.c: open a trace.dat with libtracecmd, refuse what cannot be merged,
+ * and list the buffers (top level and instances) that hold its events.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tsc-merge.h"
+
+/* libtracecmd says why it failed only on its own log; name the file here. */
+static int check_readable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "%s: not a regular file\n", path);
+		return -1;
+	}
+	if (!st.st_size) {
+		fprintf(stderr, "%s: empty file, not a trace.dat\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Raw x86-tsc counter values are what the formula converts; any other
+ * clock (or a file whose timestamps libtracecmd already rescaled) would
+ * give a timeline that looks right and is wrong.
+ */
+static int check_clock(const struct trace_file *tf)
+{
+	const char *clock = tracecmd_get_trace_clock(tf->handle);
+
+	if (!clock) {
+		fprintf(stderr, "%s: the file does not say which trace clock it used; record with 'trace-cmd record -C %s'\n",
+			tf->path, TSC_CLOCK);
+		return -1;
+	}
+	if (strcmp(clock, TSC_CLOCK)) {
+		fprintf(stderr, "%s: recorded with the '%s' trace clock, not %s: its timestamps cannot be converted; record with 'trace-cmd record -C %s'\n",
+			tf->path, clock, TSC_CLOCK, TSC_CLOCK);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_buffer(struct trace_file *tf, struct tracecmd_input *h)
+{
+	struct tracecmd_input **b;
+
+	b = realloc(tf->buffers, (tf->nr_buffers + 1) * sizeof(*b));
+	if (!b) {
+		fprintf(stderr, "%s: out of memory\n", tf->path);
+		return -1;
+	}
+	tf->buffers = b;
+	tf->buffers[tf->nr_buffers++] = h;
+	return 0;
+}
+
+/*
+ * `trace-cmd record -B inst` stores the instance as a buffer of its own
+ * and may leave the top level empty: merge every buffer that has CPUs.
+ */
+static int collect_buffers(struct trace_file *tf)
+{
+	int i, n = tracecmd_buffer_instances(tf->handle);
+
+	if (tracecmd_cpus(tf->handle) > 0 && add_buffer(tf, tf->handle))
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct tracecmd_input *h = tracecmd_buffer_instance_handle(tf->handle, i);
+
+		if (!h) {
+			fprintf(stderr, "%s: cannot read buffer instance '%s'\n", tf->path,
+				tracecmd_buffer_instance_name(tf->handle, i));
+			return -1;
+		}
+		if (tracecmd_cpus(h) <= 0) {
+			tracecmd_close(h);
+			continue;
+		}
+		if (add_buffer(tf, h)) {
+			tracecmd_close(h);
+			return -1;
+		}
+	}
+	if (!tf->nr_buffers) {
+		fprintf(stderr, "%s: the file holds no CPU data\n", tf->path);
+		return -1;
+	}
+	return 0;
+}
+
+int trace_file_open(struct trace_file *tf, const char *path)
+{
+	memset(tf, 0, sizeof(*tf));
+	tf->path = path;
+	if (check_readable(path))
+		return -1;
+	tf->handle = tracecmd_open(path, 0);
+	if (!tf->handle) {
+		fprintf(stderr, "%s: not a trace-cmd trace.dat file, or its headers are damaged or cut short\n",
+			path);
+		return -1;
+	}
+	if (check_clock(tf) || collect_buffers(tf)) {
+		trace_file_close(tf);
+		return -1;
+	}
+	return 0;
+}
+
+void trace_file_close(struct trace_file *tf)
+{
+	int i;
+
+	for (i = 0; i < tf->nr_buffers; i++)
+		if (tf->buffers[i] != tf->handle)
+			tracecmd_close(tf->buffers[i]);
+	free(tf->buffers);
+	tf->buffers = NULL;
+	tf->nr_buffers = 0;
+	if (tf->handle)
+		tracecmd_close(tf->handle);
+	tf->handle = NULL;
+}
+
+/* The number of CPUs of the first buffer: a guest's vCPU count. */
+int trace_file_count_cpus(struct trace_file *tf)
+{
+	return tracecmd_cpus(tf->buffers[0]);
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * json.c: the Chrome trace-event JSON sink, for the Perfetto UI and
+ * chrome://tracing: a process per VM with a track per vCPU carrying its
+ * guest's events, and the host's threads with an "in guest" slice from
+ * each kvm_entry to its kvm_exit. Written as the merge goes; the names of
+ * the processes and threads follow at the end.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+
+/* VM processes get ids no host pid has (pid_max is at most 2^22). */
+#define VM_PID_BASE (1 << 30)
+
+static int vm_process_id(const struct vm *vm, enum tsc_level level)
+{
+	return VM_PID_BASE + (int)vm->index * NR_LEVELS + level;
+}
+
+struct json_sink {
+	FILE *out;
+	struct vm_table *vms;
+	unsigned long tsc_khz;
+	uint64_t base;
+	bool started;
+	struct trace_seq seq;
+	struct tep_handle *host_tep;
+	int *seen;			/* host tids named at the end */
+	unsigned int nr_seen;
+	unsigned int alloc_seen;
+};
+
+void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz)
+{
+	struct json_sink *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->out = out;
+	j->vms = vms;
+	j->tsc_khz = tsc_khz;
+	trace_seq_init(&j->seq);
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
+	return j;
+}
+
+static void put_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* Microseconds from the first event, exact to the nanosecond. */
+static void put_ts(struct json_sink *j, uint64_t tsc)
+{
+	unsigned __int128 ns = (unsigned __int128)(tsc - j->base) * 1000000 / j->tsc_khz;
+
+	fprintf(j->out, "\"ts\":%llu.%03llu", (unsigned long long)(ns / 1000),
+		(unsigned long long)(ns % 1000));
+}
+
+/* Few threads log events, and mostly the same one again: search back. */
+static void remember_thread(struct json_sink *j, int tid)
+{
+	unsigned int i;
+
+	for (i = j->nr_seen; i--; )
+		if (j->seen[i] == tid)
+			return;
+	if (j->nr_seen == j->alloc_seen) {
+		unsigned int n = j->alloc_seen ? j->alloc_seen * 2 : 64;
+		int *a = realloc(j->seen, n * sizeof(*a));
+
+		if (!a)
+			return;
+		j->seen = a;
+		j->alloc_seen = n;
+	}
+	j->seen[j->nr_seen++] = tid;
+}
+
+static void begin_event(struct json_sink *j, const char *ph, const char *name,
+			int pid, int tid, uint64_t tsc)
+{
+	if (j->started)
+		fputs(",\n", j->out);
+	j->started = true;
+	fprintf(j->out, "{\"ph\":\"%s\",\"name\":", ph);
+	put_string(j->out, name);
+	fprintf(j->out, ",\"pid\":%d,\"tid\":%d,", pid, tid);
+	put_ts(j, tsc);
+}
+
+static void put_info(struct json_sink *j, const struct merged_event *e)
+{
+	trace_seq_reset(&j->seq);
+	tep_print_event(e->tep, &j->seq, e->record, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&j->seq);
+	fputs(",\"args\":{\"info\":", j->out);
+	put_string(j->out, j->seq.buffer);
+	if (e->guest)
+		fprintf(j->out, ",\"guest_tsc\":%llu%s", (unsigned long long)e->guest_ts,
+			e->outside ? ",\"outside_host_run\":true" : "");
+	fputs("}}", j->out);
+}
+
+static void host_event(struct json_sink *j, const struct merged_event *e)
+{
+	int tid = tep_data_pid(e->tep, e->record);
+	int pid = vm_table_tgid_of(j->vms, tid);
+	const char *name = e->event ? e->event->name : "unknown";
+
+	j->host_tep = e->tep;
+	remember_thread(j, tid);
+	/* Slices of the host threads: the state LTTV drew as VIRT. */
+	if (e->vcpu && !strcmp(name, "kvm_entry")) {
+		begin_event(j, "B", "in guest", pid, tid, e->host_ts);
+		fprintf(j->out, ",\"args\":{\"vcpu\":%u}}", e->vcpu->id);
+		return;
+	}
+	if (e->vcpu && !strcmp(name, "kvm_exit")) {
+		begin_event(j, "E", "in guest", pid, tid, e->host_ts);
+		fputc('}', j->out);
+	}
+	begin_event(j, "i", name, pid, tid, e->host_ts);
+	fputs(",\"s\":\"t\"", j->out);
+	put_info(j, e);
+}
+
+static void json_event(void *priv, const struct merged_event *e)
+{
+	struct json_sink *j = priv;
+
+	if (!j->started)
+		j->base = e->host_ts;
+	if (!e->guest) {
+		host_event(j, e);
+		return;
+	}
+	begin_event(j, "i", e->event ? e->event->name : "unknown",
+		    vm_process_id(e->guest->vm, e->guest->level), e->cpu, e->host_ts);
+	fputs(",\"s\":\"t\"", j->out);
+	put_info(j, e);
+}
+
+static void put_name(struct json_sink *j, const char *kind, int pid, int tid,
+		     const char *name)
+{
+	fprintf(j->out, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+		kind, pid, tid);
+	put_string(j->out, name);
+	fputs("}}", j->out);
+}
+
+static void name_vms(struct json_sink *j)
+{
+	unsigned int i, c, l;
+	char buf[128];
+
+	for (i = 0; i < vm_table_count(j->vms); i++) {
+		struct vm *vm = vm_table_get(j->vms, i);
+
+		for (l = 0; l < NR_LEVELS; l++) {
+			if (!vm->guest[l])
+				continue;
+			snprintf(buf, sizeof(buf), "VM %s (%s%s pid %d.%u)", vm->guest[l]->name,
+				 l == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
+			put_name(j, "process_name", vm_process_id(vm, l), 0, buf);
+			for (c = 0; c < vm->nr_vcpus; c++) {
+				snprintf(buf, sizeof(buf), "vCPU %u", c);
+				put_name(j, "thread_name", vm_process_id(vm, l), c, buf);
+			}
+		}
+	}
+}
+
+static void name_host_threads(struct json_sink *j)
+{
+	unsigned int i;
+	char buf[64];
+
+	for (i = 0; i < j->nr_seen && j->host_tep; i++) {
+		int tid = j->seen[i], pid = vm_table_tgid_of(j->vms, tid);
+
+		put_name(j, "thread_name", pid, tid, tep_data_comm_from_pid(j->host_tep, tid));
+		snprintf(buf, sizeof(buf), "host: %s", tep_data_comm_from_pid(j->host_tep, pid));
+		put_name(j, "process_name", pid, 0, buf);
+	}
+}
+
+static int json_finish(void *priv)
+{
+	struct json_sink *j = priv;
+	int ret;
+
+	if (j->started) {
+		name_vms(j);
+		name_host_threads(j);
+	}
+	fputs("\n]}\n", j->out);
+	ret = fflush(j->out) || ferror(j->out) ? -1 : 0;
+	trace_seq_destroy(&j->seq);
+	free(j->seen);
+	free(j);
+	return ret;
+}
+
+const struct sink_ops json_sink_ops = {
+	.event = json_event,
+	.finish = json_finish,
+};

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c: kvm-tsc-merge's command line: read the options, open and check
+ * the inputs, scan the host trace, tie each guest trace to its VM, merge,
+ * and write the timeline, the JSON and the summary.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tsc-merge.h"
+
+#define EXIT_BAD_INPUT	1
+#define EXIT_USAGE	2
+#define EXIT_OUTSIDE	3
+#define DEFAULT_FIELDS	"time,source,cpu,task,event,info"
+#define MAX_GUESTS	64
+
+static const char usage_text[] =
+"usage: kvm-tsc-merge [OPTION]... --host HOST.dat --guest [NAME=]GUEST.dat[@PID[.N]][,l2]...\n"
+"\n"
+"Merge a KVM host trace and guest traces, all recorded with the x86-tsc\n"
+"clock, into one timeline on the host's clock. Every guest event is\n"
+"converted exactly with the TSC offset and multiplier in force for its vCPU,\n"
+"as the host's kvm_write_tsc_offset, kvm_write_tsc_multiplier and\n"
+"kvm_nested_tsc_offset events tell, and checked to fall inside a host run\n"
+"interval (kvm_entry to kvm_exit) of that vCPU.\n"
+"\n"
+"  -H, --host FILE        the host trace.dat (scripts/record-host.sh records one)\n"
+"  -g, --guest SPEC       a guest trace.dat: [NAME=]FILE[@PID[.N]][,l2]\n"
+"                         NAME labels its events (default: the file name);\n"
+"                         @PID ties it to the VM of that VMM process (.N: its\n"
+"                         Nth VM); without it, the one VM whose vCPU count\n"
+"                         matches the file's CPUs; ,l2: a nested guest run by\n"
+"                         that VM, converted with the L2 offsets\n"
+"  -o, --output FILE      write the text timeline to FILE (default: stdout)\n"
+"  -n, --no-timeline      do not write the text timeline\n"
+"  -F, --fields LIST      timeline columns, comma-separated, from time, source,\n"
+"                         cpu, task, comm, pid, event, info, guest_ts\n"
+"                         (default: " DEFAULT_FIELDS ")\n"
+"  -j, --json FILE        also write Chrome trace-event JSON (needs --tsc-khz)\n"
+"  -s, --summary FILE     write the summary to FILE ('-': stdout)\n"
+"  -k, --tsc-khz KHZ      host TSC rate: times in seconds, and the JSON\n"
+"  -p, --progress         report progress on stderr (default: if a terminal)\n"
+"  -q, --quiet            no progress\n"
+"  -h, --help             this text\n"
+"\n"
+"Exit status: 0 merged; 1 bad input; 2 bad usage; 3 merged, but some guest\n"
+"events fell outside every host run interval of their vCPU (marked '!').\n";
+
+struct options {
+	const char *host;
+	struct guest guests[MAX_GUESTS];
+	int nr_guests;
+	const char *output;
+	bool timeline;
+	const char *fields;
+	const char *json;
+	const char *summary;
+	unsigned long tsc_khz;
+	int progress;			/* -1: when stderr is a terminal */
+};
+
+static void die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "kvm-tsc-merge: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'kvm-tsc-merge --help'.\n");
+	exit(EXIT_USAGE);
+}
+
+static bool parse_uint(const char *s, unsigned long *val)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	*val = strtoul(s, &end, 10);
+	return !errno && !*end;
+}
+
+/* [NAME=]FILE[@PID[.N]][,l2], read from the right so FILE may hold '='. */
+static void parse_guest(struct guest *g, char *spec)
+{
+	char *at, *eq, *dot, *comma = strrchr(spec, ',');
+	unsigned long v;
+
+	memset(g, 0, sizeof(*g));
+	g->level = LEVEL_L1;
+	if (comma && !strcmp(comma, ",l2")) {
+		g->level = LEVEL_L2;
+		*comma = '\0';
+	}
+	at = strrchr(spec, '@');
+	if (at && !strchr(at, '/')) {
+		*at++ = '\0';
+		dot = strchr(at, '.');
+		if (dot)
+			*dot++ = '\0';
+		if (!parse_uint(at, &v) || !v || v > INT32_MAX)
+			die_usage("--guest: '%s' is not a VMM pid", at);
+		g->want_pid = v;
+		if (dot) {
+			if (!parse_uint(dot, &v) || !v || v > INT32_MAX)
+				die_usage("--guest: '%s' is not a VM number", dot);
+			g->want_gen = v;
+		}
+	}
+	eq = strchr(spec, '=');
+	if (eq && !memchr(spec, '/', eq - spec)) {
+		*eq = '\0';
+		g->name = spec;
+		g->file.path = eq + 1;
+	} else {
+		g->file.path = spec;
+		g->name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+	}
+	if (!*g->name || !*g->file.path)
+		die_usage("--guest: '%s' names no file", spec);
+}
+
+static void parse_options(struct options *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "host", required_argument, NULL, 'H' },
+		{ "guest", required_argument, NULL, 'g' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-timeline", no_argument, NULL, 'n' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "summary", required_argument, NULL, 's' },
+		{ "tsc-khz", required_argument, NULL, 'k' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	int c;
+
+	*o = (struct options){ .timeline = true, .fields = DEFAULT_FIELDS, .progress = -1 };
+	while ((c = getopt_long(argc, argv, "H:g:o:nF:j:s:k:pqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			o->host = optarg;
+			break;
+		case 'g':
+			if (o->nr_guests == MAX_GUESTS)
+				die_usage("at most %s guest traces", "64");
+			parse_guest(&o->guests[o->nr_guests++], optarg);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'n':
+			o->timeline = false;
+			break;
+		case 'F':
+			o->fields = optarg;
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 's':
+			o->summary = optarg;
+			break;
+		case 'k':
+			if (!parse_uint(optarg, &o->tsc_khz) || !o->tsc_khz)
+				die_usage("--tsc-khz: '%s' is not a rate in kHz", optarg);
+			break;
+		case 'p':
+			o->progress = 1;
+			break;
+		case 'q':
+			o->progress = 0;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			die_usage("%s", "bad option");
+		}
+	}
+	if (optind < argc)
+		die_usage("unexpected argument '%s'", argv[optind]);
+	if (!o->host)
+		die_usage("%s", "--host is required");
+	if (!o->nr_guests)
+		die_usage("%s", "at least one --guest is required");
+	if (o->json && !o->tsc_khz)
+		die_usage("%s", "--json needs --tsc-khz (the host TSC rate, e.g. from 'tsc: Refined TSC clocksource calibration' in dmesg)");
+	if (o->progress < 0)
+		o->progress = isatty(STDERR_FILENO);
+}
+
+static int open_guests(struct options *o)
+{
+	int i;
+
+	for (i = 0; i < o->nr_guests; i++) {
+		struct guest *g = &o->guests[i];
+		const char *path = g->file.path;
+
+		if (trace_file_open(&g->file, path))
+			return -1;
+		g->nr_cpus = trace_file_count_cpus(&g->file);
+	}
+	return 0;
+}
+
+static int tie_guests(struct options *o, struct trace_file *host, struct vm_table *vms)
+{
+	int i, errors = 0;
+
+	for (i = 0; i < o->nr_guests; i++) {
+		if (vm_table_tie_guest(vms, &o->guests[i])) {
+			errors++;
+			continue;
+		}
+		vcpus_check_known(o->guests[i].vm, host->path, &errors);
+	}
+	return errors ? -1 : 0;
+}
+
+static FILE *open_output(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fprintf(stderr, "kvm-tsc-merge: cannot write %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+struct outputs {
+	FILE *timeline;
+	FILE *json;
+	struct sink sinks[2];
+	int nr_sinks;
+};
+
+static int open_outputs(struct options *o, struct vm_table *vms, struct outputs *out)
+{
+	const char *err = NULL;
+
+	if (o->timeline) {
+		out->timeline = o->output ? open_output(o->output) : stdout;
+		if (!out->timeline)
+			return -1;
+		out->sinks[out->nr_sinks].ops = &text_sink_ops;
+		out->sinks[out->nr_sinks].priv = text_sink_new(out->timeline, o->fields,
+							       o->tsc_khz, &err);
+		if (!out->sinks[out->nr_sinks++].priv) {
+			out->nr_sinks--;
+			die_usage("%s", err);
+		}
+	}
+	if (o->json) {
+		out->json = open_output(o->json);
+		if (!out->json)
+			return -1;
+		out->sinks[out->nr_sinks].ops = &json_sink_ops;
+		out->sinks[out->nr_sinks].priv = json_sink_new(out->json, vms, o->tsc_khz);
+		if (!out->sinks[out->nr_sinks++].priv)
+			return -1;
+	}
+	return 0;
+}
+
+/* A failed run leaves no half-written output that looks complete. */
+static int close_outputs(struct options *o, struct outputs *out, bool failed)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < out->nr_sinks; i++)
+		if (out->sinks[i].ops->finish(out->sinks[i].priv))
+			ret = -1;
+	if (out->timeline && out->timeline != stdout && fclose(out->timeline))
+		ret = -1;
+	if (out->json && fclose(out->json))
+		ret = -1;
+	if (ret)
+		fprintf(stderr, "kvm-tsc-merge: writing the output failed: %s\n", strerror(errno));
+	if (failed || ret) {
+		if (o->output && out->timeline)
+			unlink(o->output);
+		if (o->json && out->json)
+			unlink(o->json);
+	}
+	return ret;
+}
+
+static int write_summary(struct options *o, struct trace_file *host, struct vm_table *vms,
+			 const struct merge_stats *stats)
+{
+	FILE *f = strcmp(o->summary, "-") ? open_output(o->summary) : stdout;
+
+	if (!f)
+		return -1;
+	summary_print(f, host, vms, o->guests, o->nr_guests, stats);
+	if (f != stdout ? fclose(f) : fflush(f)) {
+		fprintf(stderr, "kvm-tsc-merge: writing %s failed: %s\n", o->summary, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
+{
+	struct outputs out = { 0 };
+	struct merge_stats stats;
+	int ret;
+
+	if (trace_file_open(host, o->host) || open_guests(o) ||
+	    scan_host(host, vms) || tie_guests(o, host, vms))
+		return EXIT_BAD_INPUT;
+	if (open_outputs(o, vms, &out)) {
+		close_outputs(o, &out, true);
+		return EXIT_BAD_INPUT;
+	}
+	ret = merge_traces(host, o->guests, o->nr_guests, vms, out.sinks, out.nr_sinks,
+			   &stats, o->progress);
+	if (close_outputs(o, &out, ret) || ret)
+		return EXIT_BAD_INPUT;
+	if (o->summary && write_summary(o, host, vms, &stats))
+		return EXIT_BAD_INPUT;
+	if (stats.outside || stats.out_of_order) {
+		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU, %llu came out of order; they are marked '!' and counted in the summary\n",
+			(unsigned long long)stats.outside, (unsigned long long)stats.out_of_order);
+		return EXIT_OUTSIDE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct trace_file host = { 0 };
+	struct options *o = calloc(1, sizeof(*o));
+	struct vm_table *vms = vm_table_new();
+	int i, ret;
+
+	if (!o || !vms) {
+		fprintf(stderr, "kvm-tsc-merge: out of memory\n");
+		return EXIT_BAD_INPUT;
+	}
+	parse_options(o, argc, argv);
+	/* Name the file in our own messages, not libtracecmd's. */
+	tracecmd_set_loglevel(TEP_LOG_NONE);
+	ret = run(o, &host, vms);
+	for (i = 0; i < o->nr_guests; i++)
+		trace_file_close(&o->guests[i].file);
+	trace_file_close(&host);
+	vm_table_free(vms);
+	free(o);
+	return ret;
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * merge.c: the second pass: a k-way merge of every CPU of every input by
+ * host time. It holds one record per CPU stream, so memory grows with the
+ * number of CPUs, not with the length of the traces. Guest events are
+ * converted as they are read and checked against the host run intervals
+ * the merge has reached.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tsc-merge.h"
+
+#define PROGRESS_EVERY (1u << 20)
+
+struct stream {
+	struct tracecmd_input *handle;
+	struct tep_handle *tep;
+	int cpu;
+	struct guest *guest;		/* NULL for the host */
+	struct vcpu *vcpu;
+	struct tep_record *rec;
+	uint64_t key;			/* host time of @rec */
+	unsigned int order;		/* breaks ties: host streams first */
+};
+
+struct merge {
+	struct stream *streams;
+	struct stream **heap;
+	unsigned int nr_streams;
+	unsigned int nr_heap;
+	struct host_events he;
+	struct vm_table *vms;
+	struct merge_stats *stats;
+	uint64_t last_key;
+};
+
+static bool before(const struct stream *a, const struct stream *b)
+{
+	return a->key < b->key || (a->key == b->key && a->order < b->order);
+}
+
+static void sift_down(struct merge *m, unsigned int i)
+{
+	for (;;) {
+		unsigned int l = 2 * i + 1, r = l + 1, min = i;
+		struct stream *tmp;
+
+		if (l < m->nr_heap && before(m->heap[l], m->heap[min]))
+			min = l;
+		if (r < m->nr_heap && before(m->heap[r], m->heap[min]))
+			min = r;
+		if (min == i)
+			return;
+		tmp = m->heap[i];
+		m->heap[i] = m->heap[min];
+		m->heap[min] = tmp;
+		i = min;
+	}
+}
+
+static void build_heap(struct merge *m)
+{
+	unsigned int i;
+
+	for (i = m->nr_heap / 2; i--; )
+		sift_down(m, i);
+}
+
+/* Read the stream's next record and give it its host time; -1: bad input. */
+static int advance(struct stream *s, bool first)
+{
+	uint64_t key;
+
+	if (s->rec)
+		tracecmd_free_record(s->rec);
+	s->rec = first ? tracecmd_read_cpu_first(s->handle, s->cpu) :
+			 tracecmd_read_data(s->handle, s->cpu);
+	if (!s->rec)
+		return 0;
+	if (!s->guest) {
+		s->key = s->rec->ts;
+		return 0;
+	}
+	if (!s->vcpu || !convert_guest_ts(s->vcpu, s->guest->level, s->rec->ts, &key)) {
+		fprintf(stderr, "%s: CPU %d has an event at guest TSC %llu that no TSC step of vCPU %d of VM @%d.%u can place\n",
+			s->guest->file.path, s->cpu, (unsigned long long)s->rec->ts,
+			s->cpu, s->guest->vm->pid, s->guest->vm->gen);
+		return -1;
+	}
+	s->key = key;
+	return 0;
+}
+
+static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
+{
+	int b, cpu;
+
+	for (b = 0; b < tf->nr_buffers; b++) {
+		int cpus = tracecmd_cpus(tf->buffers[b]);
+
+		for (cpu = 0; cpu < cpus; cpu++) {
+			struct stream *s;
+
+			s = realloc(m->streams, (m->nr_streams + 1) * sizeof(*s));
+			if (!s) {
+				fprintf(stderr, "out of memory\n");
+				return -1;
+			}
+			m->streams = s;
+			s = &m->streams[m->nr_streams];
+			memset(s, 0, sizeof(*s));
+			s->handle = tf->buffers[b];
+			s->tep = tracecmd_get_tep(s->handle);
+			s->cpu = cpu;
+			s->guest = g;
+			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;
+			s->order = m->nr_streams++;
+		}
+	}
+	return 0;
+}
+
+static int start_streams(struct merge *m)
+{
+	unsigned int i;
+
+	m->heap = calloc(m->nr_streams, sizeof(*m->heap));
+	if (!m->heap) {
+		fprintf(stderr, "out of memory\n");
+		return -1;
+	}
+	for (i = 0; i < m->nr_streams; i++) {
+		struct stream *s = &m->streams[i];
+
+		if (advance(s, true))
+			return -1;
+		if (s->rec)
+			m->heap[m->nr_heap++] = s;
+	}
+	build_heap(m);
+	return 0;
+}
+
+/* Follow what the host did, so a guest event can be checked against it. */
+static struct vcpu *track_host(struct merge *m, struct tep_record *r)
+{
+	struct host_ev ev;
+	struct vm *vm;
+	struct vcpu *v;
+
+	switch (host_event_decode(&m->he, r, &ev)) {
+	case HOST_ENTRY:
+	case HOST_EXIT:
+	case HOST_NESTED:
+	case HOST_MULT:
+		break;
+	default:
+		return NULL;
+	}
+	vm = host_event_vm(&m->he, m->vms, &ev);
+	if (ev.kind == HOST_MULT && !ev.prev)
+		vm = vm_table_follow_generation(m->vms, vm, ev.ts);
+	v = vm_find_vcpu(vm, ev.vcpu_id);
+	if (!v)
+		return NULL;
+	if (ev.kind == HOST_NESTED)
+		v->merge_level = ev.guest_mode ? LEVEL_L2 : LEVEL_L1;
+	else if (ev.kind == HOST_ENTRY) {
+		v->running = true;
+		v->run_level = v->merge_level;
+	} else if (ev.kind == HOST_EXIT)
+		v->running = false;
+	return v;
+}
+
+static void count_guest(struct merge *m, struct stream *s, bool outside)
+{
+	s->vcpu->guest_events++;
+	s->guest->events++;
+	m->stats->guest_events++;
+	if (!outside)
+		return;
+	s->vcpu->outside++;
+	s->guest->outside++;
+	m->stats->outside++;
+}
+
+static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
+{
+	struct merged_event e = {
+		.host_ts = s->key,
+		.guest_ts = s->rec->ts,
+		.tep = s->tep,
+		.record = s->rec,
+		.event = tep_find_event_by_record(s->tep, s->rec),
+		.cpu = s->cpu,
+		.guest = s->guest,
+	};
+	int i;
+
+	if (s->key < m->last_key)
+		m->stats->out_of_order++;
+	m->last_key = s->key;
+	if (s->guest) {
+		e.vcpu = s->vcpu;
+		e.outside = !s->vcpu->running || s->vcpu->run_level != s->guest->level;
+		count_guest(m, s, e.outside);
+	} else {
+		e.vcpu = track_host(m, s->rec);
+		m->stats->host_events++;
+	}
+	for (i = 0; i < nr_sinks; i++)
+		sinks[i].ops->event(sinks[i].priv, &e);
+}
+
+static void show_progress(const struct merge *m, bool done)
+{
+	unsigned long long n = m->stats->host_events + m->stats->guest_events;
+
+	if (done || !(n % PROGRESS_EVERY))
+		fprintf(stderr, "\rkvm-tsc-merge: %llu events merged%s", n, done ? "\n" : "");
+}
+
+static int run_merge(struct merge *m, struct sink *sinks, int nr_sinks, bool progress)
+{
+	while (m->nr_heap) {
+		struct stream *s = m->heap[0];
+
+		emit(m, s, sinks, nr_sinks);
+		if (progress)
+			show_progress(m, false);
+		if (advance(s, false))
+			return -1;
+		if (!s->rec)
+			m->heap[0] = m->heap[--m->nr_heap];
+		sift_down(m, 0);
+	}
+	if (progress)
+		show_progress(m, true);
+	return 0;
+}
+
+static void free_merge(struct merge *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_streams; i++)
+		if (m->streams[i].rec)
+			tracecmd_free_record(m->streams[i].rec);
+	free(m->streams);
+	free(m->heap);
+}
+
+int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
+		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
+		 struct merge_stats *stats, bool progress)
+{
+	struct merge m = { .vms = vms, .stats = stats };
+	int i, ret = -1;
+
+	memset(stats, 0, sizeof(*stats));
+	vm_table_rewind(vms);
+	if (host_events_init(&m.he, host) || add_streams(&m, host, NULL))
+		goto out;
+	for (i = 0; i < nr_guests; i++)
+		if (add_streams(&m, &guests[i].file, &guests[i]))
+			goto out;
+	if (start_streams(&m))
+		goto out;
+	ret = run_merge(&m, sinks, nr_sinks, progress);
+out:
+	free_merge(&m);
+	return ret;
+}

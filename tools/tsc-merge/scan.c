@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scan.c: the first pass over the host trace. It rebuilds, for every vCPU,
+ * the step functions of (offset, multiplier) for L1 and L2 from the TSC
+ * events, and bounds the host run intervals inside each step, so the merge
+ * can choose the right step for a guest timestamp before it is placed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+
+struct scan {
+	struct host_events he;
+	struct vm_table *vms;
+	const char *path;
+	uint64_t events;
+	uint64_t unknown_frac;
+};
+
+static struct tsc_step *last_step(struct step_list *l)
+{
+	return l->nr ? &l->steps[l->nr - 1] : NULL;
+}
+
+/*
+ * A step begins where a value changes. Two changes at one timestamp (the
+ * multiplier and then the offset of a new vCPU) make one step.
+ */
+static struct tsc_step *push_step(struct step_list *l, uint64_t start,
+				  const char *cause)
+{
+	struct tsc_step *last = last_step(l), *s;
+
+	if (last && last->start == start && !last->runs) {
+		last->cause = cause;
+		return last;
+	}
+	if (l->nr == l->alloc) {
+		size_t n = l->alloc ? l->alloc * 2 : 8;
+		struct tsc_step *a = realloc(l->steps, n * sizeof(*a));
+
+		if (!a) {
+			fprintf(stderr, "out of memory\n");
+			exit(1);
+		}
+		l->steps = a;
+		l->alloc = n;
+	}
+	s = &l->steps[l->nr++];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	s->cause = cause;
+	return s;
+}
+
+static void set_l1_values(struct tsc_step *s, const struct vcpu *v)
+{
+	s->offset = v->offset;
+	s->mult = v->mult;
+	s->frac = v->frac;
+	s->active = true;
+}
+
+/* Before a vCPU's first TSC event, the value that event replaces applies. */
+static void ensure_first_step(struct vcpu *v)
+{
+	if (!v->steps[LEVEL_L1].nr)
+		set_l1_values(push_step(&v->steps[LEVEL_L1], 0, "before the first TSC event"), v);
+}
+
+static void backfill_offset(struct vcpu *v, uint64_t offset)
+{
+	size_t i;
+
+	for (i = 0; i < v->steps[LEVEL_L1].nr; i++)
+		v->steps[LEVEL_L1].steps[i].offset = offset;
+	v->offset = offset;
+	v->offset_known = true;
+}
+
+static void backfill_mult(struct vcpu *v, uint64_t mult, unsigned int frac)
+{
+	size_t i;
+
+	for (i = 0; i < v->steps[LEVEL_L1].nr; i++) {
+		v->steps[LEVEL_L1].steps[i].mult = mult;
+		v->steps[LEVEL_L1].steps[i].frac = frac;
+	}
+	v->mult = mult;
+	v->frac = frac;
+	v->mult_known = true;
+}
+
+static void apply_offset(struct vcpu *v, const struct host_ev *ev)
+{
+	ensure_first_step(v);
+	if (!v->offset_known)
+		backfill_offset(v, ev->prev);
+	v->offset = ev->next;
+	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, "kvm_write_tsc_offset"), v);
+}
+
+static void apply_mult(struct vcpu *v, const struct host_ev *ev)
+{
+	ensure_first_step(v);
+	if (!v->mult_known)
+		backfill_mult(v, ev->prev, ev->frac);
+	v->mult = ev->next;
+	v->frac = ev->frac;
+	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, "kvm_write_tsc_multiplier"), v);
+}
+
+/*
+ * kvm_nested_tsc_offset carries no frac_bits: take the vCPU's, or, on a
+ * host without the multiplier event, recognise the two "no scaling"
+ * values (1 << 48 on Intel, 1 << 32 on AMD). Anything else cannot be
+ * converted, and a zero multiplier says so.
+ */
+static void set_l2_scale(struct scan *sc, struct tsc_step *s, const struct vcpu *v,
+			 uint64_t mult)
+{
+	s->mult = mult;
+	if (v->mult_known)
+		s->frac = v->frac;
+	else if (mult == 1ULL << 48)
+		s->frac = 48;
+	else if (mult == 1ULL << 32)
+		s->frac = 32;
+	else {
+		s->mult = 0;
+		sc->unknown_frac++;
+	}
+}
+
+static void apply_nested(struct scan *sc, struct vcpu *v, const struct host_ev *ev)
+{
+	struct tsc_step *s;
+
+	ensure_first_step(v);
+	s = push_step(&v->steps[LEVEL_L2], ev->ts, "kvm_nested_tsc_offset");
+	if (ev->guest_mode) {
+		v->level = LEVEL_L2;
+		s->offset = ev->next;
+		s->active = true;
+		set_l2_scale(sc, s, v, ev->mult);
+		return;
+	}
+	v->level = LEVEL_L1;
+	if (!v->offset_known)
+		backfill_offset(v, ev->next);
+}
+
+/* A run that has not exited when the trace ends is open to the end. */
+static void apply_entry(struct vcpu *v, const struct host_ev *ev)
+{
+	struct tsc_step *s;
+
+	ensure_first_step(v);
+	v->entries++;
+	v->tid = ev->pid;
+	v->scan_run_level = v->level;
+	s = last_step(&v->steps[v->level]);
+	if (!s)
+		return;
+	if (!s->runs)
+		s->run_first = ev->ts;
+	s->runs++;
+	s->run_last = UINT64_MAX;
+}
+
+static void apply_exit(struct vcpu *v, const struct host_ev *ev)
+{
+	struct tsc_step *s = last_step(&v->steps[v->scan_run_level]);
+
+	if (s && s->runs)
+		s->run_last = ev->ts;
+}
+
+/*
+ * KVM writes the multiplier from 0 only when it creates a vCPU: a second
+ * creation of an id the process already has starts another VM.
+ */
+static struct vm *vm_for_multiplier(struct scan *sc, struct vm *vm,
+				    const struct host_ev *ev)
+{
+	if (ev->prev || !vm_find_vcpu(vm, ev->vcpu_id))
+		return vm;
+	return vm_table_new_generation(sc->vms, vm, ev->ts);
+}
+
+static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
+		       int cpu, void *data)
+{
+	struct scan *sc = data;
+	struct host_ev ev;
+	struct vm *vm;
+	struct vcpu *v;
+
+	sc->events++;
+	switch (host_event_decode(&sc->he, r, &ev)) {
+	case HOST_OTHER:
+		return 0;
+	case HOST_NEWTASK:
+		vm_table_add_thread(sc->vms, ev.child,
+				    ev.thread ? vm_table_tgid_of(sc->vms, ev.pid) : ev.child);
+		return 0;
+	default:
+		break;
+	}
+	vm = host_event_vm(&sc->he, sc->vms, &ev);
+	if (ev.kind == HOST_MULT)
+		vm = vm_for_multiplier(sc, vm, &ev);
+	v = vm_get_vcpu(vm, ev.vcpu_id);
+	switch (ev.kind) {
+	case HOST_OFFSET:
+		apply_offset(v, &ev);
+		break;
+	case HOST_MULT:
+		apply_mult(v, &ev);
+		break;
+	case HOST_NESTED:
+		apply_nested(sc, v, &ev);
+		break;
+	case HOST_ENTRY:
+		apply_entry(v, &ev);
+		break;
+	case HOST_EXIT:
+		apply_exit(v, &ev);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int scan_host(struct trace_file *host, struct vm_table *vms)
+{
+	struct scan sc = { .vms = vms, .path = host->path };
+
+	if (host_events_init(&sc.he, host))
+		return -1;
+	if (tracecmd_iterate_events_multi(host->buffers, host->nr_buffers,
+					  scan_record, &sc) < 0) {
+		fprintf(stderr, "%s: reading the events failed; the file may be cut short\n",
+			host->path);
+		return -1;
+	}
+	if (sc.unknown_frac)
+		fprintf(stderr, "%s: %llu L2 multipliers cannot be used: no kvm_write_tsc_multiplier told their frac_bits\n",
+			host->path, (unsigned long long)sc.unknown_frac);
+	return 0;
+}
+
+/* A vCPU no TSC event described cannot have its guest events converted. */
+void vcpus_check_known(struct vm *vm, const char *host_path, int *errors)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *v = vm->vcpus[i];
+
+		if (!v || v->offset_known)
+			continue;
+		fprintf(stderr, "%s: no kvm_write_tsc_offset for vCPU %u of VM @%d.%u: start recording the host before the guest (scripts/record-host.sh)\n",
+			host_path, v->id, vm->pid, vm->gen);
+		(*errors)++;
+	}
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tsc-merge.h: the types kvm-tsc-merge's parts share: input files, VMs,
+ * vCPUs with their TSC step functions, and the output sinks.
+ */
+#ifndef TSC_MERGE_H
+#define TSC_MERGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <trace-cmd/trace-cmd.h>
+#include <traceevent/event-parse.h>
+
+/*
+ * Exported by libtracecmd.so.1 (trace-cmd 3.1) but declared only in its
+ * private header; later releases make them public with these prototypes.
+ */
+const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
+int tracecmd_cpus(struct tracecmd_input *handle);
+
+#define TSC_CLOCK "x86-tsc"
+
+/* Levels of a step function: what runs on the vCPU. */
+enum tsc_level {
+	LEVEL_L1,
+	LEVEL_L2,
+	NR_LEVELS,
+};
+
+/*
+ * One step of a vCPU's step function: from host TSC @start (inclusive)
+ * until the next step, guest_tsc = ((host_tsc * mult) >> frac) + offset.
+ * @run_first and @run_last bound the host run intervals (kvm_entry to
+ * kvm_exit) at this level inside the step; a step without runs cannot hold
+ * guest events. @cause names the host event that began the step. An L2
+ * list alternates active steps (L2 runs) and inactive ones (back in L1).
+ */
+struct tsc_step {
+	uint64_t start;
+	uint64_t offset;
+	uint64_t mult;
+	unsigned int frac;
+	uint64_t run_first;
+	uint64_t run_last;
+	uint64_t runs;
+	const char *cause;
+	bool active;
+};
+
+struct step_list {
+	struct tsc_step *steps;
+	size_t nr;
+	size_t alloc;
+};
+
+struct vm;
+
+struct vcpu {
+	unsigned int id;
+	struct vm *vm;
+	int tid;			/* host thread seen in kvm_entry */
+	/* L1 values as the scan goes; known once an event told them. */
+	uint64_t offset;
+	uint64_t mult;
+	unsigned int frac;
+	bool offset_known;
+	bool mult_known;
+	enum tsc_level level;		/* what kvm_entry enters now */
+	enum tsc_level scan_run_level;	/* of the last kvm_entry */
+	struct step_list steps[NR_LEVELS];
+	/* Merge-time state. */
+	enum tsc_level merge_level;
+	bool running;
+	enum tsc_level run_level;
+	size_t cursor[NR_LEVELS];	/* first step a guest event may use */
+	uint64_t guest_events;
+	uint64_t outside;
+	uint64_t entries;
+};
+
+struct guest;
+
+/* A VM: the vCPUs one VMM process created; @gen counts VMs of one pid. */
+struct vm {
+	int pid;
+	unsigned int gen;
+	uint64_t born;			/* host TSC of its first vCPU (gen > 1) */
+	bool current;			/* the pid's VM at this point of a pass */
+	char comm[32];
+	struct vcpu **vcpus;		/* indexed by vcpu_id, may have holes */
+	unsigned int nr_vcpus;		/* size of @vcpus */
+	unsigned int index;		/* position in the VM list */
+	struct guest *guest[NR_LEVELS];	/* its own trace, its L2's */
+};
+
+/* A trace.dat file and the buffers (top level and instances) it holds. */
+struct trace_file {
+	const char *path;
+	struct tracecmd_input *handle;
+	struct tracecmd_input **buffers;
+	int nr_buffers;
+};
+
+/* A guest trace tied to a VM; @level picks the steps that convert it. */
+struct guest {
+	const char *name;
+	struct trace_file file;
+	int want_pid;			/* 0: match automatically */
+	int want_gen;			/* 0: any */
+	enum tsc_level level;
+	struct vm *vm;
+	int nr_cpus;
+	uint64_t events;
+	uint64_t outside;
+};
+
+/* What one merged event is, for the sinks. */
+struct merged_event {
+	uint64_t host_ts;
+	uint64_t guest_ts;
+	struct tep_handle *tep;
+	struct tep_record *record;
+	struct tep_event *event;
+	int cpu;
+	struct guest *guest;		/* NULL for a host event */
+	struct vcpu *vcpu;		/* guest events; host kvm_entry/exit */
+	bool outside;
+};
+
+/* tscmath.c */
+uint64_t tsc_host_to_guest(uint64_t host, uint64_t mult, unsigned int frac,
+			   uint64_t offset);
+bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
+		       uint64_t offset, uint64_t *host);
+
+/* input.c */
+int trace_file_open(struct trace_file *tf, const char *path);
+void trace_file_close(struct trace_file *tf);
+int trace_file_count_cpus(struct trace_file *tf);
+
+/* vms.c */
+struct vm_table;
+struct vm_table *vm_table_new(void);
+void vm_table_free(struct vm_table *t);
+void vm_table_add_thread(struct vm_table *t, int tid, int tgid);
+int vm_table_tgid_of(struct vm_table *t, int tid);
+struct vm *vm_table_vm_of_process(struct vm_table *t, int pid, const char *comm);
+struct vm *vm_table_new_generation(struct vm_table *t, struct vm *vm,
+				   uint64_t born);
+void vm_table_rewind(struct vm_table *t);
+struct vm *vm_table_follow_generation(struct vm_table *t, struct vm *vm,
+				      uint64_t ts);
+struct vcpu *vm_get_vcpu(struct vm *vm, unsigned int id);
+struct vcpu *vm_find_vcpu(const struct vm *vm, unsigned int id);
+unsigned int vm_count_running_vcpus(const struct vm *vm);
+unsigned int vm_table_count(const struct vm_table *t);
+struct vm *vm_table_get(const struct vm_table *t, unsigned int index);
+int vm_table_tie_guest(struct vm_table *t, struct guest *g);
+
+/* hostev.c */
+enum host_kind {
+	HOST_OTHER,
+	HOST_OFFSET,
+	HOST_MULT,
+	HOST_NESTED,
+	HOST_ENTRY,
+	HOST_EXIT,
+	HOST_NEWTASK,
+};
+
+struct host_events {
+	struct tep_handle *tep;
+	struct tep_event *offset, *mult, *nested, *entry, *exit, *newtask;
+	struct tep_format_field *off_vcpu, *off_prev, *off_next;
+	struct tep_format_field *mul_vcpu, *mul_prev, *mul_next, *mul_frac;
+	struct tep_format_field *nes_vcpu, *nes_mode, *nes_prev, *nes_next;
+	struct tep_format_field *nes_mult, *ent_vcpu, *exit_vcpu;
+	struct tep_format_field *nt_pid, *nt_flags;
+};
+
+struct host_ev {
+	enum host_kind kind;
+	uint64_t ts;
+	int pid;
+	unsigned int vcpu_id;
+	uint64_t prev;
+	uint64_t next;
+	uint64_t mult;			/* kvm_nested_tsc_offset */
+	unsigned int frac;		/* kvm_write_tsc_multiplier */
+	bool guest_mode;
+	int child;			/* task_newtask */
+	bool thread;
+};
+
+int host_events_init(struct host_events *he, struct trace_file *host);
+enum host_kind host_event_decode(const struct host_events *he,
+				 struct tep_record *r, struct host_ev *ev);
+struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
+			 const struct host_ev *ev);
+
+/* scan.c */
+int scan_host(struct trace_file *host, struct vm_table *vms);
+void vcpus_check_known(struct vm *vm, const char *host_path, int *errors);
+
+/* convert.c */
+bool convert_guest_ts(struct vcpu *v, enum tsc_level level, uint64_t guest,
+		      uint64_t *host);
+
+/* Output sinks, called in host-time order. */
+struct sink_ops {
+	void (*event)(void *sink, const struct merged_event *e);
+	int (*finish)(void *sink);
+};
+
+struct sink {
+	const struct sink_ops *ops;
+	void *priv;
+};
+
+/* merge.c */
+struct merge_stats {
+	uint64_t host_events;
+	uint64_t guest_events;
+	uint64_t outside;
+	uint64_t out_of_order;
+};
+
+int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
+		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
+		 struct merge_stats *stats, bool progress);
+
+/* text.c */
+void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
+		    const char **err);
+extern const struct sink_ops text_sink_ops;
+
+/* json.c */
+void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz);
+extern const struct sink_ops json_sink_ops;
+
+/* summary.c */
+void summary_print(FILE *out, const struct trace_file *host,
+		   struct vm_table *vms, const struct guest *guests,
+		   int nr_guests, const struct merge_stats *stats);
+
+#endif
