@@ -5,9 +5,13 @@
  *
  * Around a change the choice is not obvious: a step that set the TSC back
  * makes one guest value occur twice. A guest CPU's events come in the order
- * they happened, so the step never goes back, and the right step is the
- * first one from the last used whose host run intervals hold the converted
- * time. The merge then checks the exact interval.
+ * they happened, so the step never goes back: the right step is the first
+ * one from the last used whose host run intervals hold the converted time.
+ * When a later step would hold it too, nothing in the traces tells them
+ * apart: the event is placed with the first and reported as ambiguous. (The
+ * guest's own ring buffer does not show the TSC going back either: it
+ * clamps a negative delta to 0.) The merge then checks the exact run
+ * interval.
  */
 #include "tsc-merge.h"
 
@@ -16,22 +20,32 @@ static bool usable(const struct tsc_step *s)
 	return s->active && s->mult;
 }
 
-static uint64_t step_end(const struct step_list *l, size_t i)
+/* How far @host lies from the span of @s; 0 inside it. */
+static uint64_t distance(const struct tsc_step *s, uint64_t host)
 {
-	return i + 1 < l->nr ? l->steps[i + 1].start : UINT64_MAX;
+	if (host < s->start)
+		return s->start - host;
+	return host >= s->end ? host - s->end + 1 : 0;
+}
+
+/* Converted with step @i, does the time fall inside its runs? */
+static bool fits_runs(const struct tsc_step *s, uint64_t guest, uint64_t *host)
+{
+	return usable(s) && s->runs &&
+	       tsc_guest_to_host(guest, s->mult, s->frac, s->offset, host) &&
+	       *host >= s->run_first && *host <= s->run_last;
 }
 
 /*
  * No step holds the time in one of its runs: the event lies outside every
- * run of its vCPU. Place it with the step whose span holds it, or failing
- * that the first usable one, and leave the cursor alone; the merge counts
- * it as outside.
+ * run of its vCPU. Place it with the step whose span it is nearest to, and
+ * leave the cursor alone; the merge counts it as outside.
  */
 static bool convert_outside(const struct step_list *l, size_t from,
 			    uint64_t guest, uint64_t *host)
 {
+	uint64_t h, best = UINT64_MAX;
 	bool found = false;
-	uint64_t h;
 	size_t i;
 
 	for (i = from; i < l->nr; i++) {
@@ -39,35 +53,35 @@ static bool convert_outside(const struct step_list *l, size_t from,
 
 		if (!usable(s) || !tsc_guest_to_host(guest, s->mult, s->frac, s->offset, &h))
 			continue;
-		if (h >= s->start && h < step_end(l, i)) {
-			*host = h;
-			return true;
-		}
-		if (!found)
-			*host = h;
+		if (found && distance(s, h) >= best)
+			continue;
+		best = distance(s, h);
+		*host = h;
 		found = true;
 	}
 	return found;
 }
 
-bool convert_guest_ts(struct vcpu *v, enum tsc_level level, uint64_t guest,
-		      uint64_t *host)
+bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
+		      struct conversion *out)
 {
-	const struct step_list *l = &v->steps[level];
+	const struct step_list *l = &v->steps[c->level];
 	uint64_t h;
 	size_t i;
 
-	for (i = v->cursor[level]; i < l->nr; i++) {
-		const struct tsc_step *s = &l->steps[i];
-
-		if (!usable(s) || !s->runs ||
-		    !tsc_guest_to_host(guest, s->mult, s->frac, s->offset, &h))
+	out->ambiguous = false;
+	out->outside = false;
+	for (i = c->step; i < l->nr; i++) {
+		if (!fits_runs(&l->steps[i], guest, &out->host))
 			continue;
-		if (h >= s->run_first && h <= s->run_last) {
-			v->cursor[level] = i;
-			*host = h;
-			return true;
-		}
+		c->step = i;
+		while (++i < l->nr)
+			if (fits_runs(&l->steps[i], guest, &h)) {
+				out->ambiguous = true;
+				break;
+			}
+		return true;
 	}
-	return convert_outside(l, v->cursor[level], guest, host);
+	out->outside = true;
+	return convert_outside(l, c->step, guest, &out->host);
 }

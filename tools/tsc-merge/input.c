@@ -12,6 +12,23 @@
 
 #include "tsc-merge.h"
 
+/* The bytes every trace.dat starts with, to tell "not one" from "damaged". */
+static const char trace_dat_magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+
+static bool has_magic(const char *path)
+{
+	char buf[sizeof(trace_dat_magic)];
+	int fd = open(path, O_RDONLY);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = read(fd, buf, sizeof(buf)) == sizeof(buf) &&
+	     !memcmp(buf, trace_dat_magic, sizeof(buf));
+	close(fd);
+	return ok;
+}
+
 /* libtracecmd says why it failed only on its own log; name the file here. */
 static int check_readable(const char *path)
 {
@@ -110,8 +127,11 @@ int trace_file_open(struct trace_file *tf, const char *path)
 		return -1;
 	tf->handle = tracecmd_open(path, 0);
 	if (!tf->handle) {
-		fprintf(stderr, "%s: not a trace-cmd trace.dat file, or its headers are damaged or cut short\n",
-			path);
+		if (has_magic(path))
+			fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: libtracecmd cannot read it\n",
+				path);
+		else
+			fprintf(stderr, "%s: not a trace-cmd trace.dat file\n", path);
 		return -1;
 	}
 	if (check_clock(tf) || collect_buffers(tf)) {

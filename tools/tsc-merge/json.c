@@ -111,8 +111,9 @@ static void put_info(struct json_sink *j, const struct merged_event *e)
 	fputs(",\"args\":{\"info\":", j->out);
 	put_string(j->out, j->seq.buffer);
 	if (e->guest)
-		fprintf(j->out, ",\"guest_tsc\":%llu%s", (unsigned long long)e->guest_ts,
-			e->outside ? ",\"outside_host_run\":true" : "");
+		fprintf(j->out, ",\"guest_tsc\":%llu%s%s", (unsigned long long)e->guest_ts,
+			e->outside ? ",\"outside_host_run\":true" : "",
+			e->ambiguous ? ",\"ambiguous_step\":true" : "");
 	fputs("}}", j->out);
 }
 

@@ -49,7 +49,8 @@ static const char usage_text[] =
 "  -h, --help             this text\n"
 "\n"
 "Exit status: 0 merged; 1 bad input; 2 bad usage; 3 merged, but some guest\n"
-"events fell outside every host run interval of their vCPU (marked '!').\n";
+"events fell outside every host run interval of their vCPU (marked '!'), or\n"
+"fit two TSC steps after the guest's TSC was set back (marked '?').\n";
 
 struct options {
 	const char *host;
@@ -81,6 +82,23 @@ static bool parse_uint(const char *s, unsigned long *val)
 	errno = 0;
 	*val = strtoul(s, &end, 10);
 	return !errno && !*end;
+}
+
+/* The file name without its directory and its ".dat". */
+static char *default_name(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t len = strlen(base);
+	char *name;
+
+	if (len > 4 && !strcmp(base + len - 4, ".dat"))
+		len -= 4;
+	name = strndup(base, len);
+	if (!name) {
+		fprintf(stderr, "kvm-tsc-merge: out of memory\n");
+		exit(EXIT_BAD_INPUT);
+	}
+	return name;
 }
 
 /* [NAME=]FILE[@PID[.N]][,l2], read from the right so FILE may hold '='. */
@@ -117,7 +135,8 @@ static void parse_guest(struct guest *g, char *spec)
 		g->file.path = eq + 1;
 	} else {
 		g->file.path = spec;
-		g->name = strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec;
+		g->default_name = default_name(spec);
+		g->name = g->default_name;
 	}
 	if (!*g->name || !*g->file.path)
 		die_usage("--guest: '%s' names no file", spec);
@@ -326,9 +345,10 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 		return EXIT_BAD_INPUT;
 	if (o->summary && write_summary(o, host, vms, &stats))
 		return EXIT_BAD_INPUT;
-	if (stats.outside || stats.out_of_order) {
-		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU, %llu came out of order; they are marked '!' and counted in the summary\n",
-			(unsigned long long)stats.outside, (unsigned long long)stats.out_of_order);
+	if (stats.outside || stats.ambiguous || stats.out_of_order) {
+		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU (marked '!'), %llu fit more than one TSC step (marked '?'), %llu came out of order; see the summary\n",
+			(unsigned long long)stats.outside, (unsigned long long)stats.ambiguous,
+			(unsigned long long)stats.out_of_order);
 		return EXIT_OUTSIDE;
 	}
 	return 0;
@@ -349,8 +369,10 @@ int main(int argc, char **argv)
 	/* Name the file in our own messages, not libtracecmd's. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);
 	ret = run(o, &host, vms);
-	for (i = 0; i < o->nr_guests; i++)
+	for (i = 0; i < o->nr_guests; i++) {
 		trace_file_close(&o->guests[i].file);
+		free(o->guests[i].default_name);
+	}
 	trace_file_close(&host);
 	vm_table_free(vms);
 	free(o);

@@ -20,8 +20,10 @@ struct stream {
 	int cpu;
 	struct guest *guest;		/* NULL for the host */
 	struct vcpu *vcpu;
+	struct guest_cursor cursor;
 	struct tep_record *rec;
 	uint64_t key;			/* host time of @rec */
+	struct conversion conv;		/* how @key was found */
 	unsigned int order;		/* breaks ties: host streams first */
 };
 
@@ -71,7 +73,6 @@ static void build_heap(struct merge *m)
 /* Read the stream's next record and give it its host time; -1: bad input. */
 static int advance(struct stream *s, bool first)
 {
-	uint64_t key;
 
 	if (s->rec)
 		tracecmd_free_record(s->rec);
@@ -83,13 +84,13 @@ static int advance(struct stream *s, bool first)
 		s->key = s->rec->ts;
 		return 0;
 	}
-	if (!s->vcpu || !convert_guest_ts(s->vcpu, s->guest->level, s->rec->ts, &key)) {
+	if (!s->vcpu || !convert_guest_ts(s->vcpu, &s->cursor, s->rec->ts, &s->conv)) {
 		fprintf(stderr, "%s: CPU %d has an event at guest TSC %llu that no TSC step of vCPU %d of VM @%d.%u can place\n",
 			s->guest->file.path, s->cpu, (unsigned long long)s->rec->ts,
 			s->cpu, s->guest->vm->pid, s->guest->vm->gen);
 		return -1;
 	}
-	s->key = key;
+	s->key = s->conv.host;
 	return 0;
 }
 
@@ -116,6 +117,7 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 			s->cpu = cpu;
 			s->guest = g;
 			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;
+			s->cursor.level = g ? g->level : LEVEL_L1;
 			s->order = m->nr_streams++;
 		}
 	}
@@ -175,16 +177,21 @@ static struct vcpu *track_host(struct merge *m, struct tep_record *r)
 	return v;
 }
 
-static void count_guest(struct merge *m, struct stream *s, bool outside)
+static void count_guest(struct merge *m, struct stream *s, const struct merged_event *e)
 {
 	s->vcpu->guest_events++;
 	s->guest->events++;
 	m->stats->guest_events++;
-	if (!outside)
-		return;
-	s->vcpu->outside++;
-	s->guest->outside++;
-	m->stats->outside++;
+	if (e->ambiguous) {
+		s->vcpu->ambiguous++;
+		s->guest->ambiguous++;
+		m->stats->ambiguous++;
+	}
+	if (e->outside) {
+		s->vcpu->outside++;
+		s->guest->outside++;
+		m->stats->outside++;
+	}
 }
 
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
@@ -205,8 +212,10 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	m->last_key = s->key;
 	if (s->guest) {
 		e.vcpu = s->vcpu;
-		e.outside = !s->vcpu->running || s->vcpu->run_level != s->guest->level;
-		count_guest(m, s, e.outside);
+		e.outside = s->conv.outside || !s->vcpu->running ||
+			    s->vcpu->run_level != s->guest->level;
+		e.ambiguous = s->conv.ambiguous;
+		count_guest(m, s, &e);
 	} else {
 		e.vcpu = track_host(m, s->rec);
 		m->stats->host_events++;

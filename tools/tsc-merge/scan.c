@@ -15,6 +15,7 @@ struct scan {
 	struct vm_table *vms;
 	const char *path;
 	uint64_t events;
+	uint64_t last_ts;
 	uint64_t unknown_frac;
 };
 
@@ -36,6 +37,8 @@ static struct tsc_step *push_step(struct step_list *l, uint64_t start,
 		last->cause = cause;
 		return last;
 	}
+	if (last)
+		last->end = start;
 	if (l->nr == l->alloc) {
 		size_t n = l->alloc ? l->alloc * 2 : 8;
 		struct tsc_step *a = realloc(l->steps, n * sizeof(*a));
@@ -198,6 +201,8 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	struct vcpu *v;
 
 	sc->events++;
+	if (r->ts > sc->last_ts)
+		sc->last_ts = r->ts;
 	switch (host_event_decode(&sc->he, r, &ev)) {
 	case HOST_OTHER:
 		return 0;
@@ -234,6 +239,21 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	return 0;
 }
 
+/* The last step of each list lasts until the end of the trace. */
+static void close_steps(struct vm_table *vms, uint64_t end)
+{
+	unsigned int i, c, l;
+
+	for (i = 0; i < vm_table_count(vms); i++) {
+		struct vm *vm = vm_table_get(vms, i);
+
+		for (c = 0; c < vm->nr_vcpus; c++)
+			for (l = 0; vm->vcpus[c] && l < NR_LEVELS; l++)
+				if (vm->vcpus[c]->steps[l].nr)
+					last_step(&vm->vcpus[c]->steps[l])->end = end;
+	}
+}
+
 int scan_host(struct trace_file *host, struct vm_table *vms)
 {
 	struct scan sc = { .vms = vms, .path = host->path };
@@ -246,6 +266,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms)
 			host->path);
 		return -1;
 	}
+	close_steps(vms, sc.last_ts + 1);
 	if (sc.unknown_frac)
 		fprintf(stderr, "%s: %llu L2 multipliers cannot be used: no kvm_write_tsc_multiplier told their frac_bits\n",
 			host->path, (unsigned long long)sc.unknown_frac);

@@ -25,9 +25,10 @@ static void print_vcpu(FILE *out, const struct vcpu *v)
 	size_t i;
 	int l;
 
-	fprintf(out, "  vCPU %u, host thread %d: %llu runs, %llu guest events, %llu outside host run intervals\n",
+	fprintf(out, "  vCPU %u, host thread %d: %llu runs, %llu guest events, %llu outside host run intervals, %llu ambiguous\n",
 		v->id, v->tid, (unsigned long long)v->entries,
-		(unsigned long long)v->guest_events, (unsigned long long)v->outside);
+		(unsigned long long)v->guest_events, (unsigned long long)v->outside,
+		(unsigned long long)v->ambiguous);
 	for (l = 0; l < NR_LEVELS; l++) {
 		if (!v->steps[l].nr)
 			continue;
@@ -66,13 +67,15 @@ void summary_print(FILE *out, const struct trace_file *host,
 	for (i = 0; i < vm_table_count(vms); i++)
 		print_vm(out, vm_table_get(vms, i));
 	for (g = 0; g < nr_guests; g++)
-		fprintf(out, "guest '%s' %s: %llu events, %llu outside host run intervals\n",
+		fprintf(out, "guest '%s' %s: %llu events, %llu outside host run intervals, %llu ambiguous\n",
 			guests[g].name, guests[g].file.path,
 			(unsigned long long)guests[g].events,
-			(unsigned long long)guests[g].outside);
-	fprintf(out, "total: %llu host events, %llu guest events, %llu outside host run intervals, %llu out of order\n",
+			(unsigned long long)guests[g].outside,
+			(unsigned long long)guests[g].ambiguous);
+	fprintf(out, "total: %llu host events, %llu guest events, %llu outside host run intervals, %llu ambiguous, %llu out of order\n",
 		(unsigned long long)stats->host_events,
 		(unsigned long long)stats->guest_events,
 		(unsigned long long)stats->outside,
+		(unsigned long long)stats->ambiguous,
 		(unsigned long long)stats->out_of_order);
 }

@@ -111,9 +111,19 @@ static void print_source(struct text_sink *t, const struct merged_event *e)
 	if (!e->guest)
 		snprintf(buf, sizeof(buf), "host");
 	else
-		snprintf(buf, sizeof(buf), "%s:%d%s", e->guest->name, e->cpu,
-			 e->outside ? "!" : "");
+		snprintf(buf, sizeof(buf), "%s:%d%s%s", e->guest->name, e->cpu,
+			 e->outside ? "!" : "", e->ambiguous ? "?" : "");
 	fprintf(t->out, "%-10s", buf);
+}
+
+/* One line per event: a trace_marker text keeps its newline; drop it. */
+static void print_info(struct text_sink *t)
+{
+	unsigned int len = t->seq.len;
+
+	while (len && t->seq.buffer[len - 1] == '\n')
+		len--;
+	fwrite(t->seq.buffer, 1, len, t->out);
 }
 
 static void print_column(struct text_sink *t, enum column col,
@@ -147,8 +157,7 @@ static void print_column(struct text_sink *t, enum column col,
 	case COL_INFO:
 		trace_seq_reset(&t->seq);
 		tep_print_event(e->tep, &t->seq, e->record, "%s", TEP_PRINT_INFO);
-		trace_seq_terminate(&t->seq);
-		fputs(t->seq.buffer, t->out);
+		print_info(t);
 		break;
 	case COL_GUEST_TS:
 		if (e->guest)

@@ -31,7 +31,7 @@ enum tsc_level {
 
 /*
  * One step of a vCPU's step function: from host TSC @start (inclusive)
- * until the next step, guest_tsc = ((host_tsc * mult) >> frac) + offset.
+ * until @end, guest_tsc = ((host_tsc * mult) >> frac) + offset.
  * @run_first and @run_last bound the host run intervals (kvm_entry to
  * kvm_exit) at this level inside the step; a step without runs cannot hold
  * guest events. @cause names the host event that began the step. An L2
@@ -39,6 +39,7 @@ enum tsc_level {
  */
 struct tsc_step {
 	uint64_t start;
+	uint64_t end;			/* exclusive: next step or trace end */
 	uint64_t offset;
 	uint64_t mult;
 	unsigned int frac;
@@ -74,9 +75,9 @@ struct vcpu {
 	enum tsc_level merge_level;
 	bool running;
 	enum tsc_level run_level;
-	size_t cursor[NR_LEVELS];	/* first step a guest event may use */
 	uint64_t guest_events;
 	uint64_t outside;
+	uint64_t ambiguous;
 	uint64_t entries;
 };
 
@@ -106,6 +107,7 @@ struct trace_file {
 /* A guest trace tied to a VM; @level picks the steps that convert it. */
 struct guest {
 	const char *name;
+	char *default_name;		/* owns @name when the user gave none */
 	struct trace_file file;
 	int want_pid;			/* 0: match automatically */
 	int want_gen;			/* 0: any */
@@ -114,6 +116,7 @@ struct guest {
 	int nr_cpus;
 	uint64_t events;
 	uint64_t outside;
+	uint64_t ambiguous;
 };
 
 /* What one merged event is, for the sinks. */
@@ -127,6 +130,7 @@ struct merged_event {
 	struct guest *guest;		/* NULL for a host event */
 	struct vcpu *vcpu;		/* guest events; host kvm_entry/exit */
 	bool outside;
+	bool ambiguous;
 };
 
 /* tscmath.c */
@@ -204,9 +208,21 @@ struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 int scan_host(struct trace_file *host, struct vm_table *vms);
 void vcpus_check_known(struct vm *vm, const char *host_path, int *errors);
 
-/* convert.c */
-bool convert_guest_ts(struct vcpu *v, enum tsc_level level, uint64_t guest,
-		      uint64_t *host);
+/* convert.c: where one guest CPU's stream has got to in its step list */
+struct guest_cursor {
+	enum tsc_level level;
+	size_t step;
+};
+
+/* @outside: no step's runs hold it; @ambiguous: two steps' runs do. */
+struct conversion {
+	uint64_t host;
+	bool outside;
+	bool ambiguous;
+};
+
+bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
+		      struct conversion *out);
 
 /* Output sinks, called in host-time order. */
 struct sink_ops {
@@ -224,6 +240,7 @@ struct merge_stats {
 	uint64_t host_events;
 	uint64_t guest_events;
 	uint64_t outside;
+	uint64_t ambiguous;
 	uint64_t out_of_order;
 };
 

@@ -1,0 +1,299 @@
+#!/bin/bash
+# run-tests.sh: unit tests of kvm-tsc-merge on synthetic traces that mktrace writes with the real trace-cmd (TAP).
+#
+# usage: run-tests.sh [BUILD_DIR]   (default: build/tools of the project)
+#
+# Every expected host time below is worked out by hand from the formula
+# guest = ((host * mult) >> frac) + offset, so a test fails when the tool's
+# arithmetic or its choice of step is wrong.
+
+set -u
+
+readonly TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+readonly TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
+readonly MERGE=$BIN_DIR/kvm-tsc-merge
+readonly MKTRACE=$BIN_DIR/mktrace
+readonly FORMATS=$TESTS_DIR/tracefs
+
+. "$TOP_DIR/scripts/tap.sh"
+
+WORK=
+cleanup()
+{
+	[ -n "$WORK" ] && rm -rf "$WORK"
+	return 0
+}
+
+# mktrace NAME: SPEC on stdin -> $WORK/NAME.dat
+mktrace()
+{
+	"$MKTRACE" -t "$FORMATS" -o "$WORK/$1.dat" - || echo "# mktrace failed for $1"
+}
+
+# A VMM process PID whose threads TIDs become vCPUs 0, 1, ... in that order:
+# the thread creations, then for each vCPU the multiplier (MULT, FRAC) and
+# offset (OFFSET) KVM writes when it creates the vCPU, from host TSC BASE.
+vmm_at()
+{
+	local base=$1 pid=$2 mult=$3 frac=$4 offset=$5 tid id=0 ts=$(($1 + 1))
+
+	shift 5
+	echo "comm $pid qemu"
+	echo "0 $base 1 task:task_newtask pid=$pid comm=qemu clone_flags=0x1200011"
+	for tid in "$@"; do
+		echo "comm $tid vcpu$id"
+		echo "0 $ts $pid task:task_newtask pid=$tid comm=vcpu$id clone_flags=0x3d0f00"
+		echo "0 $((ts + 1)) $tid kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=$mult frac_bits=$frac"
+		echo "0 $((ts + 2)) $tid kvm:kvm_write_tsc_offset vcpu_id=$id previous_tsc_offset=0 next_tsc_offset=$offset"
+		id=$((id + 1))
+		ts=$((ts + 3))
+	done
+}
+
+vmm()
+{
+	vmm_at 1 "$@"
+}
+
+# run TID VCPU FROM TO: one run interval of a vCPU on host CPU 0.
+run()
+{
+	echo "0 $3 $1 kvm:kvm_entry vcpu_id=$2"
+	echo "0 $4 $1 kvm:kvm_exit vcpu_id=$2"
+}
+
+# mark CPU GUEST_TSC TEXT: a guest trace_marker write.
+mark()
+{
+	echo "$1 $2 1 ftrace:print ip=0 buf=\"$3\""
+}
+
+# merge NAME ARGS...: run the tool; $OUT is its timeline, $ERR its stderr,
+# $STATUS its exit status.
+merge()
+{
+	local name=$1
+
+	shift
+	"$MERGE" -q -F time,source,event,info -s "$WORK/$name.summary" "$@" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err"
+	STATUS=$?
+	OUT=$(awk '{ $1 = $1; print }' "$WORK/$name.out")
+	ERR=$(cat "$WORK/$name.err")
+}
+
+# expect STATUS LINE...: the exit status, and each line in the timeline.
+expect()
+{
+	local status=$1 line
+
+	shift
+	if [ "$STATUS" != "$status" ]; then
+		echo "# expected exit status $status, got $STATUS: $ERR"
+		return 1
+	fi
+	for line in "$@"; do
+		grep -qxF -- "$line" <<<"$OUT" && continue
+		echo "# expected the line '$line' in:"
+		grep -v ' host ' <<<"$OUT" | sed 's/^/#   /'
+		return 1
+	done
+}
+
+# expect_error PATTERN: exit status 1 and PATTERN in stderr.
+expect_error()
+{
+	if [ "$STATUS" = 1 ] && grep -q -- "$1" <<<"$ERR"; then
+		return 0
+	fi
+	echo "# expected exit status 1 and '$1', got $STATUS: $ERR"
+	return 1
+}
+
+test_offset_step()
+{
+	{ vmm 1000 0x100000000 32 -100 1001
+	  run 1001 0 200 300
+	  echo "0 310 1001 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=-100 next_tsc_offset=5000"
+	  run 1001 0 400 500; } | mktrace step-host
+	{ mark 0 150 before; mark 0 5450 after; } | mktrace step-guest
+	merge step -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat"
+	expect 0 "250 step-guest:0 print: 0x0: before" "450 step-guest:0 print: 0x0: after"
+	tap_result $? "an offset step mid-trace: events on both sides convert exactly (negative offset before)"
+}
+
+# The TSC set back by 150 while the vCPU was out: guest 250 and 260 are
+# host 250 and 260 before the write, or host 400 and 410 after it.
+test_ambiguous()
+{
+	{ vmm 1000 0x100000000 32 0 1001
+	  run 1001 0 200 300
+	  echo "0 310 1001 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=0 next_tsc_offset=-150"
+	  run 1001 0 400 500; } | mktrace amb-host
+	{ mark 0 250 a; mark 0 260 b; } | mktrace amb-guest
+	merge amb -H "$WORK/amb-host.dat" -g g="$WORK/amb-guest.dat"
+	expect 3 "250 g:0? print: 0x0: a" "260 g:0? print: 0x0: b" &&
+		grep -q "2 ambiguous" "$WORK/amb.summary"
+	tap_result $? "a guest time that two steps explain is marked '?', counted, and exits 3"
+}
+
+# Intel: frac_bits 48, multiplier 1.5 (0x1800000000000), offset -10^12.
+# Host 4*10^15 is guest 6*10^15 - 10^12; the product needs 128 bits.
+test_scaling_intel()
+{
+	{ vmm 1000 0x1800000000000 48 -1000000000000 1001
+	  run 1001 0 3999999999999000 4000000000001000; } | mktrace intel-host
+	{ mark 0 5999000000000000 x; mark 0 5999000000000001 y; } | mktrace intel-guest
+	merge intel -H "$WORK/intel-host.dat" -g g="$WORK/intel-guest.dat"
+	expect 0 "4000000000000000 g:0 print: 0x0: x" "4000000000000001 g:0 print: 0x0: y"
+	tap_result $? "TSC scaling with frac_bits 48 (Intel): exact, 128-bit product, negative offset"
+}
+
+# AMD: frac_bits 32, multiplier 0.75 (0xc0000000), offset +7.
+test_scaling_amd()
+{
+	{ vmm 1000 0xc0000000 32 7 1001
+	  run 1001 0 1000 2000; } | mktrace amd-host
+	{ mark 0 757 x; mark 0 1207 y; } | mktrace amd-guest
+	merge amd -H "$WORK/amd-host.dat" -g g="$WORK/amd-guest.dat"
+	expect 0 "1000 g:0 print: 0x0: x" "1600 g:0 print: 0x0: y"
+	tap_result $? "TSC scaling with frac_bits 32 (AMD): the first host tick of each guest value"
+}
+
+# L1 offset 1000; L2 runs 300..400 with offset 50000 (nested).
+test_nested()
+{
+	{ vmm 1000 0x100000000 32 1000 1001
+	  run 1001 0 100 200
+	  echo "0 250 1001 kvm:kvm_nested_tsc_offset vcpu_id=0 guest_mode=1 previous_tsc_offset=1000 next_tsc_offset=50000 tsc_multiplier=0x100000000"
+	  run 1001 0 300 400
+	  echo "0 450 1001 kvm:kvm_nested_tsc_offset vcpu_id=0 guest_mode=0 previous_tsc_offset=50000 next_tsc_offset=1000 tsc_multiplier=0x100000000"
+	  run 1001 0 500 600; } | mktrace l2-host
+	{ mark 0 1150 l1a; mark 0 1550 l1b; } | mktrace l2-l1guest
+	{ mark 0 50350 inner; } | mktrace l2-l2guest
+	merge l2 -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
+	expect 0 "150 l1:0 print: 0x0: l1a" "550 l1:0 print: 0x0: l1b" "350 l2:0 print: 0x0: inner"
+	tap_result $? "L2 intervals: L1 events use L1 values around them, the nested guest its own"
+}
+
+# An L1 event inside the L2 run cannot be: the host ran L2 then.
+test_l1_event_in_l2_run()
+{
+	{ mark 0 1350 impossible; } | mktrace l2-l1guest-bad
+	merge l2bad -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest-bad.dat"
+	expect 3 "350 l1:0! print: 0x0: impossible"
+	tap_result $? "an L1 guest event while the vCPU ran L2 is outside, marked '!', exit 3"
+}
+
+# The vCPU existed before the recording: its first offset event's
+# previous value (500) applies to the run before it.
+test_before_first_event()
+{
+	{ echo "comm 1000 qemu"
+	  run 1000 0 100 200
+	  echo "0 300 1000 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=500 next_tsc_offset=1000"
+	  run 1000 0 400 500; } | mktrace first-host
+	{ mark 0 650 early; mark 0 1450 late; } | mktrace first-guest
+	merge first -H "$WORK/first-host.dat" -g g="$WORK/first-guest.dat"
+	expect 0 "150 g:0 print: 0x0: early" "450 g:0 print: 0x0: late"
+	tap_result $? "before a vCPU's first TSC event, that event's previous value applies"
+}
+
+# Two VMMs, two vCPUs each, different offsets; guest CPU n is vCPU n.
+test_two_vms()
+{
+	{ vmm 1000 0x100000000 32 100 1001 1002
+	  vmm_at 30 2000 0x100000000 32 20000 2001 2002
+	  run 1001 0 100 200; run 1002 1 210 300; run 2001 0 310 400; run 2002 1 410 500; } | mktrace vms-host
+	{ mark 0 250 a0; mark 1 350 a1; } | mktrace vms-a
+	{ mark 0 20350 b0; mark 1 20450 b1; } | mktrace vms-b
+	merge vms-amb -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat"
+	expect_error "more than one VM with 2 vCPUs" && grep -q "@2000.1  qemu, 2 vCPUs ran" <<<"$ERR"
+	tap_result $? "two VMs fit a guest: an error that lists the candidates, no guess"
+	merge vms -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000"
+	expect 0 "150 a:0 print: 0x0: a0" "250 a:1 print: 0x0: a1" "350 b:0 print: 0x0: b0" \
+		"450 b:1 print: 0x0: b1"
+	tap_result $? "several VMs and vCPUs, each guest tied by its VMM pid"
+	merge vms-nopid -H "$WORK/vms-host.dat" -g b="$WORK/vms-b.dat@3000"
+	expect_error "no VM of pid 3000 in the host trace"
+	tap_result $? "a VMM pid with no VM is an error that lists the VMs"
+}
+
+test_outside()
+{
+	{ mark 0 350 between; } | mktrace out-guest
+	merge out -H "$WORK/step-host.dat" -g g="$WORK/out-guest.dat"
+	expect 3 "450 g:0! print: 0x0: between" &&
+		grep -q "1 outside host run intervals" "$WORK/out.summary"
+	tap_result $? "an event outside every run interval is marked '!', counted, and exits 3"
+}
+
+test_bad_files()
+{
+	head -c 6000 "$WORK/step-guest.dat" >"$WORK/cut.dat"
+	merge cut -H "$WORK/step-host.dat" -g "$WORK/cut.dat"
+	expect_error "$WORK/cut.dat: a trace.dat file, but cut short or damaged"
+	tap_result $? "a truncated guest file: the error names the file and the problem"
+	echo "not a trace" >"$WORK/text.dat"
+	merge text -H "$WORK/text.dat" -g "$WORK/step-guest.dat"
+	expect_error "$WORK/text.dat: not a trace-cmd trace.dat file"
+	tap_result $? "a host file that is not a trace: the error names it"
+	: >"$WORK/empty.dat"
+	merge empty -H "$WORK/step-host.dat" -g "$WORK/empty.dat"
+	expect_error "$WORK/empty.dat: empty file"
+	tap_result $? "an empty file is refused by name"
+	{ echo "clock local"; mark 0 150 x; } | mktrace local-guest
+	merge local -H "$WORK/step-host.dat" -g "$WORK/local-guest.dat"
+	expect_error "$WORK/local-guest.dat: recorded with the 'local' trace clock, not x86-tsc"
+	tap_result $? "a guest not using x86-tsc is refused by name"
+	{ echo "comm 1000 qemu"; run 1000 0 100 200; } | mktrace notsc-host
+	merge notsc -H "$WORK/notsc-host.dat" -g "$WORK/step-guest.dat"
+	expect_error "$WORK/notsc-host.dat: no kvm_write_tsc_offset for vCPU 0 of VM @1000.1"
+	tap_result $? "a host trace with no TSC event for the VM is refused by name"
+	merge missing -H "$WORK/step-host.dat" -g "$WORK/nothere.dat"
+	expect_error "$WORK/nothere.dat: No such file or directory"
+	tap_result $? "a missing file is named"
+	cmp -s "$WORK/step-guest.dat" <(head -c 100000000 "$WORK/step-guest.dat")
+	tap_result $? "inputs are left as they were"
+}
+
+test_json()
+{
+	"$MERGE" -q -n -k 1000 -j "$WORK/vms.json" -H "$WORK/vms-host.dat" \
+		-g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000" &&
+		jq -e '[.traceEvents[] | select(.ph == "i" and .pid >= 1073741824)] | length == 4' \
+			"$WORK/vms.json" >/dev/null &&
+		jq -e '[.traceEvents[] | select(.ph == "B" and .name == "in guest")] | length == 4' \
+			"$WORK/vms.json" >/dev/null &&
+		jq -e '[.traceEvents[] | select(.ph == "M" and .name == "process_name" and (.args.name | startswith("VM a")))] | length == 1' \
+			"$WORK/vms.json" >/dev/null
+	tap_result $? "the Chrome JSON parses, has a VM process per guest, guest events and 'in guest' slices"
+	"$MERGE" -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" -j "$WORK/x.json" 2>"$WORK/x.err"
+	[ $? = 2 ] && grep -q "needs --tsc-khz" "$WORK/x.err"
+	tap_result $? "--json without --tsc-khz is a usage error"
+}
+
+main()
+{
+	local t
+
+	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ]; then
+		echo "1..0 # SKIP $MERGE or $MKTRACE not built: run 'make tools'"
+		exit 4
+	fi
+	command -v jq >/dev/null || { echo "1..0 # SKIP jq missing: run scripts/deps.sh"; exit 4; }
+	WORK=$(mktemp -d)
+	trap cleanup EXIT
+	echo "TAP version 13"
+	echo "1..20"
+	for t in test_offset_step test_ambiguous test_scaling_intel \
+		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
+		 test_two_vms test_outside test_bad_files test_json; do
+		"$t"
+	done
+	[ "$TAP_NR" = 20 ] || { echo "# ran $TAP_NR tests, planned 20"; TAP_FAILED=1; }
+	exit "$TAP_FAILED"
+}
+
+main "$@"
