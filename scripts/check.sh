@@ -64,6 +64,8 @@ main()
 	mkdir -p "$RESULTS"
 	cd "$TOP_DIR" || exit 1
 	build_step deps scripts/deps.sh || { tally; exit 1; }
+	build_step tools make -s tools &&
+		test_step tools-unit tools/tsc-merge/tests/run-tests.sh
 	if build_step kernel make -s kernel &&
 	   build_step kvm-selftests scripts/build-kvm-selftests.sh &&
 	   build_step selftests make -s selftests &&
