@@ -78,7 +78,10 @@ int tracecmd_cpus(struct tracecmd_input *handle);
 #define TYPE_LEN_BITS		5
 #define TIME_DELTA_BITS		27
 #define TYPE_TIME_EXTEND	30
+#define TIME_EXTEND_SIZE	8
 #define MAX_SMALL_DATA		(28 * 4)
+/* The header of a longer record: the u32 and array[0] = length + 4. */
+#define LONG_HEADER		8
 /* A time extend carries 27 + 32 bits of delta; larger gaps start a page. */
 #define MAX_EXTEND_BITS		(TIME_DELTA_BITS + 32)
 
@@ -103,14 +106,14 @@ struct cpu_buffer {
 	unsigned long last_line;	/* spec line of last_ts, for messages */
 };
 
-/* One event record while its spec line is read. */
+/* The record of the spec line being read. */
 struct record {
-	struct tep_event *event;
 	unsigned char *data;
 	int size;
 	struct tep_format_field *tail;	/* trailing char[], if any */
 };
 
+/* Everything the spec lines write to, from the formats to the CPU files. */
 struct writer {
 	struct tep_handle *tep;
 	struct page_layout page;
@@ -128,7 +131,6 @@ static unsigned long spec_line;		/* 0 while no line is being read */
 static const char *out_path;
 static char *workdir;
 
-/* Remove the work directory on every exit, OUT.dat too after an error. */
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st; (void)flag; (void)ftw;
@@ -137,12 +139,14 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return 0;
 }
 
+/* At every exit: a finished trace.dat has been renamed out of it by then. */
 static void remove_workdir(void)
 {
 	if (workdir)
 		nftw(workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Report an error, naming the spec line being read, and leave no OUT.dat. */
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
 {
 	va_list ap;
@@ -294,9 +298,11 @@ static void make_workdir(struct writer *w, const char *tracefs_dir)
 		die("%s: %s", events, strerror(errno));
 	workdir = join_path(dirname(out_copy), ".mktrace.XXXXXX");
 	if (!mkdtemp(workdir)) {
+		const char *err = strerror(errno);
+
 		free(workdir);
 		workdir = NULL;
-		die("cannot create a work directory next to %s: %s", out_path, strerror(errno));
+		die("cannot create a work directory next to %s: %s", out_path, err);
 	}
 	link = join_path(workdir, "events");
 	if (symlink(events_abs, link))
@@ -336,7 +342,7 @@ static char decode_escape(char c)
  */
 static int split_words(char *line, char **words)
 {
-	char *in = line, *out;
+	char *in = line, *out, end;
 	bool quoted;
 	int n = 0;
 
@@ -362,11 +368,10 @@ static int split_words(char *line, char **words)
 		}
 		if (quoted)
 			die("unterminated quote");
-		if (!*in) {
-			*out = '\0';
-			return n;
-		}
+		end = *in;
 		*out = '\0';	/* may overwrite *in, the blank that ended the word */
+		if (!end)
+			return n;
 		in++;
 	}
 }
@@ -458,7 +463,7 @@ static void set_string_field(struct record *rec, struct tep_format_field *field,
 static void set_tail_field(struct record *rec, struct writer *w, const char *s)
 {
 	size_t len = strlen(s);
-	size_t max = w->page.size - w->page.data_offset - 8 - rec->tail->offset - 1;
+	size_t max = w->page.size - w->page.data_offset - LONG_HEADER - rec->tail->offset - 1;
 
 	if (len > max)
 		die("%s: string of %zu bytes does not fit a page (max %zu)", rec->tail->name,
@@ -513,17 +518,16 @@ static struct tep_event *find_event(struct writer *w, char *system_event)
  */
 static void start_record(struct writer *w, struct tep_event *event)
 {
-	int max = w->page.size - w->page.data_offset - 8;
+	int max = w->page.size - w->page.data_offset - LONG_HEADER;
 	struct record *rec = &w->rec;
 	struct tep_format_field *field;
 	int end = 0;
 
-	rec->event = event;
 	rec->tail = NULL;
 	for (field = event->format.fields; field; field = field->next) {
 		if (field->offset + field->size > end)
 			end = field->offset + field->size;
-		if ((field->flags & TEP_FIELD_IS_ARRAY) && !field->size)
+		if ((field->flags & TEP_FIELD_IS_STRING) && !field->size)
 			rec->tail = field;
 	}
 	if (rec->tail && rec->tail->offset != end)
@@ -558,7 +562,7 @@ static void flush_page(struct cpu_buffer *buf, const struct page_layout *page, i
 
 static void start_page(struct cpu_buffer *buf, unsigned long long ts)
 {
-	memcpy(buf->page, &ts, 8);
+	memcpy(buf->page, &ts, sizeof(ts));
 	buf->last_ts = ts;
 }
 
@@ -573,9 +577,9 @@ static void add_record(struct writer *w, int cpu, unsigned long long ts)
 	struct cpu_buffer *buf = w->cpus[cpu];
 	int data_size = page->size - page->data_offset;
 	int len = (w->rec.size + 3) & ~3;
-	int hdr = len > MAX_SMALL_DATA ? 8 : 4;
+	int hdr = len > MAX_SMALL_DATA ? LONG_HEADER : 4;
 	unsigned long long delta = ts - buf->last_ts;
-	int extend = delta >> TIME_DELTA_BITS ? 8 : 0;
+	int extend = delta >> TIME_DELTA_BITS ? TIME_EXTEND_SIZE : 0;
 
 	if (buf->used && (delta >> MAX_EXTEND_BITS ||
 			  buf->used + extend + hdr + len > data_size))
@@ -590,7 +594,7 @@ static void add_record(struct writer *w, int cpu, unsigned long long ts)
 		put_u32(buf, page, delta >> TIME_DELTA_BITS);
 		delta = 0;
 	}
-	if (hdr == 8) {
+	if (hdr == LONG_HEADER) {
 		put_u32(buf, page, delta << TYPE_LEN_BITS);
 		put_u32(buf, page, len + 4);
 	} else {

@@ -1,0 +1,226 @@
+#!/bin/bash
+# bench.sh: time kvm-tsc-merge, trace-cmd report and the bare libtracecmd floor on a generated host+guest trace pair.
+#
+#   [EVENTS=N] tools/tsc-merge/bench/bench.sh     (N events in total, default 5000000)
+#
+# A benchmark, not a test: it prints seconds, events/s and peak RSS per
+# command. The pair is written to build/bench/ with mktrace and reused
+# while this script, mktrace.c, the fixture formats and EVENTS stay the same.
+#
+# The pair: one VMM (pid 1000) creates vCPU threads 1001 and 1002 (the
+# task_newtask events), each vCPU gets the default multiplier (frac_bits 32)
+# and an offset, then runs on host CPU N as alternating kvm_entry/kvm_exit
+# with a sched_switch pair now and then; halfway each vCPU's offset changes
+# between a kvm_exit and the next kvm_entry. The guest trace has two events
+# per run interval on guest CPU N, strictly inside it, stamped with host TSC
+# + the offset in force.
+
+set -euo pipefail
+
+TOP_DIR=$(cd "$(dirname "$0")/../../.." && pwd)
+readonly TOP_DIR
+readonly EVENTS=${EVENTS:-5000000}
+readonly BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
+readonly BENCH_DIR=$BUILD_DIR/bench
+readonly SRC_DIR=$TOP_DIR/tools/tsc-merge
+readonly FIXTURE=$SRC_DIR/tests/tracefs
+readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
+readonly MKTRACE=$BENCH_DIR/mktrace
+readonly ITERATE=$BENCH_DIR/iterate
+readonly HOST_DAT=$BENCH_DIR/host.dat
+readonly GUEST_DAT=$BENCH_DIR/guest.dat
+readonly STAMP=$BENCH_DIR/traces.stamp
+readonly GNU_TIME=/usr/bin/time
+
+die()
+{
+	echo "${0##*/}: error: $*" >&2
+	exit 1
+}
+
+note()
+{
+	echo "${0##*/}: $*" >&2
+}
+
+# Build a helper into build/bench/ when it is missing or older than its source.
+build_helper()
+{
+	local bin=$1 src=$2 libs=$3
+
+	[ "$bin" -nt "$src" ] && return 0
+	note "building $bin"
+	# shellcheck disable=SC2046,SC2086 # several packages, several flags
+	gcc -O2 -Wall -Wextra -o "$bin" "$src" $(pkg-config --cflags --libs $libs)
+}
+
+# Print the mktrace spec of one side of the pair: host or guest. Both sides
+# walk the same schedule, so every guest event falls inside a host run.
+write_spec()
+{
+	local side=$1
+
+	awk -v side="$side" -v events="$EVENTS" '
+	function start_host(    v, tid) {
+		print "clock x86-tsc"
+		print "comm " VMM " qemu-system-x86"
+		for (v = 0; v < VCPUS; v++) {
+			tid = VMM + 1 + v
+			printf "comm %d \"CPU %d/KVM\"\n", tid, v
+			# CLONE_VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|SETTLS|..., as glibc
+			printf "0 %.0f %d task:task_newtask pid=%d comm=\"CPU %d/KVM\" clone_flags=0x3d0f00\n",
+			       START - 1000 + v, VMM, tid, v
+		}
+		for (v = 0; v < VCPUS; v++) {
+			tid = VMM + 1 + v
+			printf "%d %.0f %d kvm:kvm_write_tsc_multiplier vcpu_id=%d previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32\n",
+			       v, START + 100 * v, tid, v
+			printf "%d %.0f %d kvm:kvm_write_tsc_offset vcpu_id=%d previous_tsc_offset=0 next_tsc_offset=%.0f\n",
+			       v, START + 100 * v + 50, tid, v, offset[v]
+		}
+	}
+	function start_guest(    v) {
+		print "clock x86-tsc"
+		print "cpus " VCPUS
+		for (v = 0; v < VCPUS; v++)
+			printf "comm %d worker/%d\n", GUEST_PID + v, v
+	}
+	function host_run(v, i, entry, leave,    tid) {
+		tid = VMM + 1 + v
+		printf "%d %.0f %d kvm:kvm_entry vcpu_id=%d rip=0xffffffff810a2b3c\n", v, entry, tid, v
+		printf "%d %.0f %d kvm:kvm_exit vcpu_id=%d isa=2 exit_reason=%d guest_rip=0xffffffff810a2b3c\n",
+		       v, leave, tid, v, REASON[i % 4 + 1]
+		if (i % SWITCH_EVERY != SWITCH_EVERY - 1)
+			return
+		printf "%d %.0f %d sched:sched_switch prev_comm=\"CPU %d/KVM\" prev_pid=%d prev_prio=120 prev_state=1 next_comm=kworker/%d:1 next_pid=%d next_prio=120\n",
+		       v, leave + 500, tid, v, tid, v, KWORKER + v
+		printf "%d %.0f %d sched:sched_switch prev_comm=kworker/%d:1 prev_pid=%d prev_prio=120 prev_state=1 next_comm=\"CPU %d/KVM\" next_pid=%d next_prio=120\n",
+		       v, leave + GAP - 500, KWORKER + v, v, KWORKER + v, v, tid
+	}
+	function guest_run(v, i, entry,    pid) {
+		pid = GUEST_PID + v
+		printf "%d %.0f %d ftrace:print ip=0xffffffff81234567 buf=\"tick %d\\n\"\n",
+		       v, entry + RUN / 4 + offset[v], pid, i
+		printf "%d %.0f %d sched:sched_switch prev_comm=worker/%d prev_pid=%d prev_prio=120 prev_state=1 next_comm=swapper/%d next_pid=0 next_prio=120\n",
+		       v, entry + RUN / 2 + offset[v], pid, v, pid, v
+	}
+	# Halfway, between a kvm_exit and the next kvm_entry, as a KVM_SET_TSC would.
+	function change_offset(v, ts,    new) {
+		new = offset[v] + OFFSET_STEP
+		if (side == "host")
+			printf "%d %.0f %d kvm:kvm_write_tsc_offset vcpu_id=%d previous_tsc_offset=%.0f next_tsc_offset=%.0f\n",
+			       v, ts, VMM + 1 + v, v, offset[v], new
+		offset[v] = new
+	}
+	BEGIN {
+		VMM = 1000; VCPUS = 2; KWORKER = 40; GUEST_PID = 300
+		START = 1000000000000	# host TSC when the vCPUs are created
+		RUN = 40000		# TSC cycles from kvm_entry to kvm_exit
+		GAP = 3000		# from kvm_exit to the next kvm_entry
+		SWITCH_EVERY = 64	# runs between two sched_switch pairs
+		OFFSET_STEP = 2100000000
+		split("96 114 123 1024", REASON)	# intr cpuid io npf (SVM)
+		# Each run: kvm_entry and kvm_exit on the host, two guest events.
+		runs = int((events + 4 * VCPUS - 1) / (4 * VCPUS))
+		for (v = 0; v < VCPUS; v++) {
+			offset[v] = 5000000 - START	# guest TSC starts near 0
+			t[v] = START + 10000 + 777 * v
+		}
+		if (side == "host")
+			start_host()
+		else
+			start_guest()
+		for (i = 0; i < runs; i++) {
+			for (v = 0; v < VCPUS; v++) {
+				if (side == "host")
+					host_run(v, i, t[v], t[v] + RUN)
+				else
+					guest_run(v, i, t[v])
+				if (i == int(runs / 2))
+					change_offset(v, t[v] + RUN + GAP / 2)
+				t[v] += RUN + GAP
+			}
+		}
+	}'
+}
+
+# The pair is stale when anything that shapes it changed.
+traces_fingerprint()
+{
+	local formats
+
+	formats=$(find "$FIXTURE" -type f | sort)
+	# shellcheck disable=SC2086 # fixture paths have no blanks
+	{ cat "$0" "$SRC_DIR/tests/mktrace.c" $formats; echo "EVENTS=$EVENTS"; } | sha256sum
+}
+
+generate_traces()
+{
+	local fingerprint side
+
+	fingerprint=$(traces_fingerprint)
+	if [ -f "$HOST_DAT" ] && [ -f "$GUEST_DAT" ] && [ -f "$STAMP" ] &&
+	   [ "$(cat "$STAMP")" = "$fingerprint" ]; then
+		note "reusing $HOST_DAT and $GUEST_DAT"
+		return 0
+	fi
+	rm -f "$STAMP"
+	for side in host guest; do
+		note "generating $BENCH_DIR/$side.dat"
+		write_spec "$side" | "$MKTRACE" -t "$FIXTURE" -o "$BENCH_DIR/$side.dat" -
+	done
+	echo "$fingerprint" > "$STAMP"
+}
+
+# Run a command with its output discarded; print "seconds peak_rss_kb".
+measure()
+{
+	local times=$BENCH_DIR/time.out log=$BENCH_DIR/stderr.log
+
+	if ! "$GNU_TIME" -o "$times" -f '%e %M' "$@" > /dev/null 2> "$log"; then
+		cat "$log" >&2
+		die "failed: $*"
+	fi
+	cat "$times"
+}
+
+print_row()
+{
+	local name=$1 total=$2 seconds rss_kb
+
+	shift 2
+	read -r seconds rss_kb < <(measure "$@")
+	awk -v name="$name" -v s="$seconds" -v kb="$rss_kb" -v n="$total" 'BEGIN {
+		printf "%-44s %8.2f %12.0f %10.1f\n", name, s, n / (s > 0 ? s : 0.01), kb / 1024
+	}'
+}
+
+main()
+{
+	local total
+
+	[ -x "$GNU_TIME" ] || die "GNU time ($GNU_TIME) not found: install the Debian package time"
+	command -v trace-cmd > /dev/null || die "trace-cmd not found: install the Debian package trace-cmd"
+	mkdir -p "$BENCH_DIR"
+	build_helper "$MKTRACE" "$SRC_DIR/tests/mktrace.c" "libtracecmd libtraceevent"
+	build_helper "$ITERATE" "$SRC_DIR/bench/iterate.c" libtracecmd
+	generate_traces
+
+	# Counting also brings both files into the page cache for every row.
+	total=$("$ITERATE" "$HOST_DAT" "$GUEST_DAT")
+	echo "$total events: H=$HOST_DAT ($("$ITERATE" "$HOST_DAT")), G=$GUEST_DAT ($("$ITERATE" "$GUEST_DAT"))"
+	printf "%-44s %8s %12s %10s\n" command seconds events/s "RSS MB"
+	if [ -x "$MERGE" ]; then
+		print_row "kvm-tsc-merge --host H --guest g=G" "$total" \
+			"$MERGE" --host "$HOST_DAT" --guest "g=$GUEST_DAT"
+	else
+		printf "%-44s skipped: %s is not built\n" "kvm-tsc-merge --host H --guest g=G" "$MERGE"
+	fi
+	print_row "trace-cmd report -i H -i G" "$total" \
+		trace-cmd report -i "$HOST_DAT" -i "$GUEST_DAT"
+	print_row "iterate H G (each CPU on its own)" "$total" "$ITERATE" "$HOST_DAT" "$GUEST_DAT"
+	print_row "iterate -o H G (time order per file)" "$total" \
+		"$ITERATE" -o "$HOST_DAT" "$GUEST_DAT"
+}
+
+main "$@"
