@@ -9,6 +9,8 @@
 
 #include "tsc-merge.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 enum column {
 	COL_TIME,
 	COL_SOURCE,
@@ -60,7 +62,7 @@ static int parse_fields(struct text_sink *t, const char *fields)
 		size_t len = strcspn(p, ",");
 		int col = parse_column(p, len);
 
-		if (col < 0 || t->nr_cols == (int)(sizeof(t->cols) / sizeof(t->cols[0])))
+		if (col < 0 || t->nr_cols == (int)ARRAY_SIZE(t->cols))
 			return -1;
 		t->cols[t->nr_cols++] = col;
 		p += len;

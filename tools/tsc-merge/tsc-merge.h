@@ -134,8 +134,6 @@ struct merged_event {
 };
 
 /* tscmath.c */
-uint64_t tsc_host_to_guest(uint64_t host, uint64_t mult, unsigned int frac,
-			   uint64_t offset);
 bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 		       uint64_t offset, uint64_t *host);
 

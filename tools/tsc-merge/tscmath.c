@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tscmath.c: the guest TSC formula and its exact inverse, in integers.
+ * tscmath.c: the exact inverse of the guest TSC formula, in integers.
  *
  * guest_tsc = ((host_tsc * mult) >> frac) + offset, all modulo 2^64 as the
  * CPU computes it: the product has 128 bits, a negative offset is its two's
@@ -8,14 +8,6 @@
  * already needs 40 or more, so a scaled conversion through it drifts.
  */
 #include "tsc-merge.h"
-
-typedef unsigned __int128 u128;
-
-uint64_t tsc_host_to_guest(uint64_t host, uint64_t mult, unsigned int frac,
-			   uint64_t offset)
-{
-	return (uint64_t)(((u128)host * mult) >> frac) + offset;
-}
 
 /*
  * The smallest host TSC at which the guest reads @guest or more. With a
@@ -28,11 +20,11 @@ bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 		       uint64_t offset, uint64_t *host)
 {
 	uint64_t scaled = guest - offset;
-	u128 h;
+	unsigned __int128 h;
 
 	if (!mult || frac > 63)
 		return false;
-	h = (((u128)scaled << frac) + mult - 1) / mult;
+	h = (((unsigned __int128)scaled << frac) + mult - 1) / mult;
 	if (h > UINT64_MAX)
 		return false;
 	*host = (uint64_t)h;
