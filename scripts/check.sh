@@ -74,6 +74,7 @@ main()
 		test_step kernel-tree scripts/tests/kernel-tree-test.sh
 		test_step vmtest scripts/tests/vmtest-test.sh
 		test_step vm scripts/vmtest.sh sh scripts/vm-checks.sh
+		test_step merge-e2e scripts/tests/merge-e2e-test.sh
 	fi
 	if build_step kernel-debug env KERNEL_VARIANT=debug scripts/build-kernel.sh &&
 	   build_step module-debug make -s -C module KDIR="$BUILD_DIR/kernel-debug" \

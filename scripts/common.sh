@@ -40,6 +40,23 @@ need_cmd()
 		die "'$cmd' not found: install the Debian package $pkg (or run 'make deps')"
 }
 
+# Copy PROGRAM (a name or path) into the root directory ROOT at its own path,
+# with the shared libraries and the loader ldd lists, for an initramfs.
+copy_with_libs()
+{
+	local prog root=$2 lib
+
+	prog=$(command -v "$1") || die "copy_with_libs: $1 not found"
+	ldd "$prog" | grep -q 'not found' && die "copy_with_libs: $prog: $(ldd "$prog" | grep 'not found')"
+	mkdir -p "$root${prog%/*}"
+	cp -L "$prog" "$root$prog"
+	for lib in $(ldd "$prog" | sed -n -e 's/.*=> \(\/[^ ]*\) .*/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root${lib%/*}"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
 # The patches listed in $PATCH_DIR/series, in order.
 series_patches()
 {

@@ -3,7 +3,8 @@
 #
 # Serial ports: ttyS0 is the kernel console, ttyS1 carries the payload's
 # output, ttyS2 receives its exit status and nothing else, so the host never
-# has to guess it from console text. The payload is the command line in
+# has to guess it from console text, ttyS3 carries the files the payload
+# exports (scripts/serial-export.sh). The payload is the command line in
 # /ktt/payload, run from /ktt.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -57,6 +58,7 @@ main()
 	load_kvm
 	stty -F /dev/ttyS1 raw -echo
 	stty -F /dev/ttyS2 raw -echo
+	stty -F /dev/ttyS3 raw -echo
 	run_payload >/dev/ttyS1 2>&1
 	status=$?
 	echo "$status" >/dev/ttyS2

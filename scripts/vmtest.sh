@@ -9,10 +9,19 @@
 # VMTEST_DIR). KERNEL_VARIANT picks the kernel and module to boot. The run
 # fails when the VM does not report a status before VMTEST_TIMEOUT, or when
 # the kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
+#
+# Files the payload sends to /dev/ttyS3 as scripts/serial-export.sh frames
+# are checked and unpacked into export/ of the log directory after the run.
+# VMTEST_NESTED=1 also puts into the VM what a nested guest needs:
+# qemu-system-x86_64 and trace-cmd with their libraries and QEMU's firmware,
+# and in /ktt/nested the kernel and the nested guest's initramfs
+# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd); see
+# scripts/vm-nested-trace.sh.
 
 set -eu
 
 . "$(dirname "$0")/common.sh"
+. "$TOP_DIR/scripts/serial-export.sh"
 
 readonly VM_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest}
 readonly VM_ROOT=$VM_DIR/root
@@ -21,6 +30,12 @@ readonly CONSOLE_LOG=$VM_DIR/console.log
 readonly OUTPUT_LOG=$VM_DIR/output.log
 readonly STATUS_FILE=$VM_DIR/status
 readonly QEMU_LOG=$VM_DIR/qemu.log
+readonly EXPORT_SERIAL=$VM_DIR/export.serial
+readonly EXPORT_DIR=$VM_DIR/export
+readonly NESTED=${VMTEST_NESTED:-0}
+readonly L2_ROOT=$VM_DIR/l2-root
+# What QEMU loads to boot a -kernel on the pc machine, from its firmware path.
+readonly QEMU_FIRMWARE="/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin"
 readonly TIMEOUT=${VMTEST_TIMEOUT:-900}
 readonly VM_CPUS=${VMTEST_CPUS:-2}
 readonly VM_MEM=${VMTEST_MEM:-2G}
@@ -66,8 +81,41 @@ build_initramfs()
 		mkdir -p "$VM_ROOT/ktt/module"
 		cp "$MODULE_OUT/kvm_tsc_probe.ko" "$VM_ROOT/ktt/module/"
 	fi
+	[ "$NESTED" = 1 ] && add_nested
 	printf '%s\n' "$*" >"$VM_ROOT/ktt/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
+}
+
+# The nested guest's initramfs: its /init, busybox and trace-cmd.
+build_l2_initramfs()
+{
+	local out=$1
+
+	rm -rf "$L2_ROOT"
+	mkdir -p "$L2_ROOT/bin"
+	cp /bin/busybox "$L2_ROOT/bin/busybox"
+	cp "$TOP_DIR/scripts/nested-guest-init.sh" "$L2_ROOT/init"
+	cp "$TOP_DIR/scripts/serial-export.sh" "$L2_ROOT/serial-export.sh"
+	copy_with_libs trace-cmd "$L2_ROOT"
+	(cd "$L2_ROOT" && find . | cpio -o -H newc --quiet | gzip -9) >"$out"
+}
+
+# What vm-nested-trace.sh runs a nested guest with.
+add_nested()
+{
+	local fw
+
+	need_cmd trace-cmd trace-cmd
+	copy_with_libs qemu-system-x86_64 "$VM_ROOT"
+	copy_with_libs trace-cmd "$VM_ROOT"
+	for fw in $QEMU_FIRMWARE; do
+		[ -f "$fw" ] || die "$fw missing: install the Debian packages seabios and qemu-system-data"
+		mkdir -p "$VM_ROOT${fw%/*}"
+		cp -L "$fw" "$VM_ROOT$fw"
+	done
+	mkdir -p "$VM_ROOT/ktt/nested"
+	cp "$BZIMAGE" "$VM_ROOT/ktt/nested/bzImage"
+	build_l2_initramfs "$VM_ROOT/ktt/nested/l2-initramfs.cpio.gz"
 }
 
 run_qemu()
@@ -77,14 +125,17 @@ run_qemu()
 	tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
 
 	: >"$OUTPUT_LOG"
+	: >"$EXPORT_SERIAL"
 	rm -f "$STATUS_FILE"
+	rm -rf "$EXPORT_DIR"
 	# thread=single: with multi-threaded TCG, a vCPU sometimes ran into the
 	# int3 of a finished jump-label patch ("Oops: int3" in rcu_sched).
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
 		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable" \
-		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" 2>"$QEMU_LOG" &
+		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" \
+		-serial "file:$EXPORT_SERIAL" 2>"$QEMU_LOG" &
 	QEMU_PID=$!
 	tail -n +1 -f --pid="$QEMU_PID" "$OUTPUT_LOG" &
 	if ! wait_qemu; then
@@ -125,8 +176,19 @@ payload_status()
 	return "$status"
 }
 
+# Unpack and check what the payload exported, if anything.
+import_export()
+{
+	[ -s "$EXPORT_SERIAL" ] || return 0
+	import_files "$EXPORT_SERIAL" "$EXPORT_DIR" >"$VM_DIR/export.files" ||
+		die "the files the VM exported over ttyS3 are damaged (above); stream: $EXPORT_SERIAL"
+	note "exported into $EXPORT_DIR: $(tr '\n' ' ' <"$VM_DIR/export.files")"
+}
+
 main()
 {
+	local status=0
+
 	[ $# -gt 0 ] || die "usage: ${0##*/} COMMAND..."
 	need_cmd qemu-system-x86_64 qemu-system-x86
 	need_cmd cpio cpio
@@ -136,7 +198,9 @@ main()
 	mkdir -p "$VM_DIR"
 	build_initramfs "$@"
 	run_qemu
-	payload_status
+	payload_status || status=$?
+	import_export
+	return "$status"
 }
 
 main "$@"

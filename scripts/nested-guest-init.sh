@@ -1,0 +1,180 @@
+#!/bin/busybox sh
+# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: trace with x86-tsc, write port-tagged markers around a TSC write on every vCPU, send the trace out.
+#
+# vm-nested-trace.sh boots it inside the test VM (L1) with the test kernel.
+# On every vCPU, each marker is a write to trace_marker immediately followed
+# by a 1-byte write to MARKER_PORT, which no device of QEMU's pc machine,
+# SeaBIOS or Linux uses. In L1's host trace that write is a kvm_exit of the
+# same vCPU with SVM exit code 0x7b ("io") whose info1 holds the port in
+# bits 31:16, so every marker has a host-side timestamp of its own to check a
+# merged timeline against. Markers "before" are written, then every vCPU's
+# IA32_TSC (MSR 0x10) jumps forward by TSC_JUMP through /dev/cpu/N/msr (L1's
+# KVM traces the new offset with kvm_write_tsc_offset), then markers "after".
+# A marker reads "ktt-marker PHASE cpu=N seq=K".
+#
+# Serial ports: ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then
+# the files (serial-export.sh frames) and "ktt-l2-status N" last; ttyS2
+# brings "go" from L1 once L1 has read KVM's debugfs TSC offsets.
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+readonly TRACEFS=/sys/kernel/tracing
+readonly MARKER_PORT=0x4b1d
+readonly TSC_JUMP=1000000000000
+readonly MARKERS_PER_PHASE=3
+readonly GO_TIMEOUT=300
+readonly OUT=/tmp/out
+readonly OUT_TTY=/dev/ttyS1
+readonly CTL_TTY=/dev/ttyS2
+
+fail()
+{
+	echo "ktt-l2-error $*" >"$OUT_TTY"
+	echo "nested-guest-init.sh: error: $*" >&2
+	return 1
+}
+
+setup()
+{
+	/bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
+	/bin/busybox --install -s
+	mount -t proc proc /proc
+	mount -t sysfs sysfs /sys
+	mount -t devtmpfs devtmpfs /dev
+	mount -t tmpfs tmpfs /tmp
+	mount -t tracefs tracefs "$TRACEFS"
+	mkdir -p "$OUT"
+	stty -F "$OUT_TTY" raw -echo
+	stty -F "$CTL_TTY" raw -echo
+}
+
+# Run on one vCPU (taskset): marker, then at once the port write.
+write_markers()
+{
+	local cpu=$1 phase=$2 seq=1
+
+	while [ "$seq" -le "$MARKERS_PER_PHASE" ]; do
+		echo "ktt-marker $phase cpu=$cpu seq=$seq" >"$TRACEFS/trace_marker" || return 1
+		dd if=/dev/zero of=/dev/port bs=1 seek=$((MARKER_PORT)) count=1 conv=notrunc 2>/dev/null ||
+			return 1
+		seq=$((seq + 1))
+		sleep 0.1
+	done
+}
+
+markers_on_all_cpus()
+{
+	local phase=$1 cpu=0
+
+	while [ "$cpu" -lt "$NCPUS" ]; do
+		taskset -c "$cpu" sh /init markers "$cpu" "$phase" ||
+			{ fail "writing the '$phase' markers on cpu $cpu"; return 1; }
+		cpu=$((cpu + 1))
+	done
+}
+
+read_tsc()
+{
+	dd if="/dev/cpu/$1/msr" bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' '
+}
+
+# IA32_TSC (MSR 0x10, the 8-byte block at offset 16 of /dev/cpu/N/msr)
+# written on vCPU N, as 8 little-endian bytes.
+write_tsc()
+{
+	local cpu=$1 value=$2 bytes='' i=0
+
+	while [ "$i" -lt 8 ]; do
+		bytes="$bytes\\$(printf %03o $((value & 255)))"
+		value=$((value >> 8))
+		i=$((i + 1))
+	done
+	# shellcheck disable=SC2059
+	printf "$bytes" | dd of="/dev/cpu/$cpu/msr" bs=8 seek=2 count=1 conv=notrunc 2>/dev/null
+}
+
+# One target for all vCPUs keeps their TSCs together (within the few
+# milliseconds between the writes), so the guest's clock stays sane.
+jump_tsc()
+{
+	local before target cpu=0
+
+	before=$(read_tsc 0)
+	[ -n "$before" ] || { fail "cannot read IA32_TSC through /dev/cpu/0/msr"; return 1; }
+	target=$((before + TSC_JUMP))
+	while [ "$cpu" -lt "$NCPUS" ]; do
+		write_tsc "$cpu" "$target" || { fail "cannot write IA32_TSC through /dev/cpu/$cpu/msr"; return 1; }
+		echo "cpu${cpu}_tsc_after_write $(read_tsc "$cpu")" >>"$OUT/l2-info.txt"
+		cpu=$((cpu + 1))
+	done
+	echo "cpu0_tsc_before_write $before" >>"$OUT/l2-info.txt"
+	echo "tsc_target $target" >>"$OUT/l2-info.txt"
+}
+
+start_tracing()
+{
+	local events="-e sched:sched_switch"
+
+	# The guest's own view of the TSC write, when the kernel has the event.
+	[ -d "$TRACEFS/events/msr/write_msr" ] && events="$events -e msr:write_msr -f msr==0x10"
+	# shellcheck disable=SC2086
+	trace-cmd start -C x86-tsc $events >"$OUT/trace-cmd-start.log" 2>&1 ||
+		{ fail "trace-cmd start: $(tail -1 "$OUT/trace-cmd-start.log")"; return 1; }
+	grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" ||
+		{ fail "the trace clock is not x86-tsc: $(cat "$TRACEFS/trace_clock")"; return 1; }
+}
+
+# L1 reads KVM's debugfs offsets between "ready" and "go".
+wait_for_go()
+{
+	local line
+
+	echo "ktt-l2-ready uptime=$(cut -d' ' -f1 /proc/uptime)" >"$OUT_TTY"
+	read -r -t "$GO_TIMEOUT" line <&3 || { fail "no 'go' from L1 on $CTL_TTY within ${GO_TIMEOUT}s"; return 1; }
+	[ "$line" = go ] || { fail "expected 'go' on $CTL_TTY, got '$line'"; return 1; }
+}
+
+run()
+{
+	NCPUS=$(nproc)
+	{
+		echo "cpus $NCPUS"
+		echo "marker_port $MARKER_PORT"
+		echo "markers_per_phase $MARKERS_PER_PHASE"
+		echo "tsc_jump $TSC_JUMP"
+		echo "kernel $(uname -r)"
+	} >"$OUT/l2-info.txt"
+	start_tracing || return 1
+	wait_for_go || return 1
+	echo "uptime_go $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/l2-info.txt"
+	markers_on_all_cpus before || return 1
+	jump_tsc || return 1
+	markers_on_all_cpus after || return 1
+	trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
+	# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
+	trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
+		{ fail "trace-cmd extract: $(tail -1 "$OUT/trace-cmd-extract.log")"; return 1; }
+	echo "uptime_done $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/l2-info.txt"
+}
+
+main()
+{
+	local status=0 file
+
+	setup
+	exec 3<"$CTL_TTY"
+	run || status=1
+	dmesg >"$OUT/l2-dmesg.txt"
+	. /serial-export.sh
+	for file in guest.dat l2-info.txt l2-dmesg.txt trace-cmd-start.log trace-cmd-extract.log; do
+		[ -f "$OUT/$file" ] && { export_file "$OUT/$file" || status=1; }
+	done >"$OUT_TTY"
+	echo "ktt-l2-status $status" >"$OUT_TTY"
+	sync
+	reboot -f
+}
+
+case ${1:-} in
+markers) write_markers "$2" "$3" ;;
+*) main ;;
+esac
