@@ -125,7 +125,8 @@ int trace_file_open(struct trace_file *tf, const char *path)
 	tf->path = path;
 	if (check_readable(path))
 		return -1;
-	tf->handle = tracecmd_open(path, 0);
+	/* No plugins: "info" is what the kernel's own print format says. */
+	tf->handle = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!tf->handle) {
 		if (has_magic(path))
 			fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: libtracecmd cannot read it\n",
