@@ -1,7 +1,8 @@
 # Makefile: top-level targets of kvm-tsc-trace; README.md says what each needs and prints.
 #
 #   make check   install what is missing, build everything, run every check
-#   make demo    boot the patched kernel and show what the TSC events say
+#   make demo    boot the patched kernel, show what the TSC events say and
+#                merge a real host and guest trace with them
 
 BUILD := $(CURDIR)/build
 KDIR := $(BUILD)/kernel
@@ -41,8 +42,9 @@ vmtest: kernel kvm-selftests selftests module
 check:
 	scripts/check.sh
 
-demo: deps kernel kvm-selftests selftests
+demo: deps kernel kvm-selftests selftests tools
 	scripts/vmtest.sh sh scripts/demo-guest.sh
+	scripts/demo-merge.sh
 
 clean:
 	rm -rf $(BUILD)

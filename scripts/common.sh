@@ -57,6 +57,19 @@ copy_with_libs()
 	done
 }
 
+# The TSC rate of this machine in kHz, which is also the test VM's: TCG
+# runs the guest TSC at the host's rate.
+host_tsc_khz()
+{
+	local mhz
+
+	mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
+	[ -n "$mhz" ] || mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	[ -n "$mhz" ] || die "cannot tell the host TSC frequency: set VMTEST_TSC_KHZ"
+	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
+}
+
 # The patches listed in $PATCH_DIR/series, in order.
 series_patches()
 {

@@ -49,19 +49,6 @@ cleanup()
 	return 0
 }
 
-# TCG runs the guest TSC at the host's rate; telling the guest that rate
-# spares it a calibration that fails without a reference timer.
-host_tsc_khz()
-{
-	local mhz
-
-	mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
-		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
-	[ -n "$mhz" ] || mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	[ -n "$mhz" ] || die "cannot tell the host TSC frequency: set VMTEST_TSC_KHZ"
-	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
-}
-
 build_initramfs()
 {
 	local kmods=$KBUILD_OUT/modroot/lib/modules
@@ -122,6 +109,8 @@ run_qemu()
 {
 	local tsc_khz
 
+	# Telling the guest the rate spares it a calibration that fails without
+	# a reference timer.
 	tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
 
 	: >"$OUTPUT_LOG"

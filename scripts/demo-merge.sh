@@ -1,0 +1,81 @@
+#!/bin/bash
+# demo-merge.sh: the second half of `make demo`: record a real host + guest trace pair in the test VM and show kvm-tsc-merge's timeline of it.
+#
+# The test VM records itself as a KVM host (scripts/record-host.sh) while a
+# Linux guest runs under QEMU/KVM in it and sets its IA32_TSC 10^12 cycles
+# ahead (scripts/vm-nested-trace.sh). The pair comes out to build/demo/;
+# the merged timeline, the Chrome JSON (for the Perfetto UI or
+# chrome://tracing) and the summary go next to it.
+
+set -eu
+
+. "$(dirname "$0")/common.sh"
+
+export VMTEST_DIR=$BUILD_DIR/demo
+readonly EXPORT=$VMTEST_DIR/export
+readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
+readonly TIMELINE=$VMTEST_DIR/timeline.txt
+readonly JSON=$VMTEST_DIR/timeline.json
+readonly SUMMARY=$VMTEST_DIR/summary.txt
+# scripts/tests/merge-e2e-test.sh says why the nested guest gets one CPU.
+readonly VM_CPUS=1
+
+record()
+{
+	note "recording a host + guest trace pair in the test VM (about a minute)"
+	VMTEST_NESTED=1 VMTEST_CPUS=$VM_CPUS scripts/vmtest.sh sh scripts/vm-nested-trace.sh \
+		>"$VMTEST_DIR.log" 2>&1 ||
+		die "the nested recording failed (under TCG the nested guest sometimes does; run 'make demo' again): $VMTEST_DIR.log"
+}
+
+# Each vCPU's TSC write (an offset that changes) and the events around it.
+show_writes()
+{
+	local n
+
+	for n in $(awk '/kvm_write_tsc_offset: / {
+			split($0, f, /prev=| next=/)
+			if (f[2] != f[3]) print NR
+		}' "$TIMELINE"); do
+		echo "..."
+		sed -n "$((n - 1)),$((n + 2))p" "$TIMELINE" | cut -c1-150
+	done
+}
+
+# Each marker with the host's exit for the port write the guest made right
+# after it: the pair must be adjacent on the vCPU, before and after the
+# TSC write alike.
+show_markers()
+{
+	awk '/ktt-marker/ { split($0, f, "cpu="); pending[f[2] + 0] = $0; next }
+	     / kvm_exit: vcpu [0-9]+ reason io .*info1 0x000000004b1d0010/ {
+		split($0, f, "vcpu "); cpu = f[2] + 0
+		if (cpu in pending) {
+			print substr(pending[cpu], 1, 110)
+			print substr($0, 1, 110) " ..."
+			delete pending[cpu]
+		}
+	     }' "$TIMELINE"
+}
+
+main()
+{
+	[ -x "$MERGE" ] || die "$MERGE not built: run 'make tools'"
+	mkdir -p "$VMTEST_DIR"
+	record
+	"$MERGE" --quiet -H "$EXPORT/host.dat" -g guest="$EXPORT/guest.dat" \
+		-k "$(host_tsc_khz)" -F time,source,cpu,event,info -o "$TIMELINE" -j "$JSON" \
+		-s "$SUMMARY" || die "kvm-tsc-merge failed with status $?"
+	cat "$SUMMARY"
+	echo
+	echo "Merged timeline (host time in seconds), around each vCPU's TSC write:"
+	show_writes
+	echo
+	echo "Each guest marker and the host's exit for the port write that follows it:"
+	show_markers
+	echo
+	note "timeline: $TIMELINE ($(wc -l <"$TIMELINE") events)"
+	note "Chrome JSON for the Perfetto UI or chrome://tracing: $JSON"
+}
+
+main "$@"
