@@ -33,7 +33,7 @@ static bool fits_runs(const struct tsc_step *s, uint64_t guest, uint64_t *host)
 {
 	return usable(s) && s->runs &&
 	       tsc_guest_to_host(guest, s->mult, s->frac, s->offset, host) &&
-	       *host >= s->run_first && *host <= s->run_last;
+	       *host >= s->run_first && *host < s->run_last;
 }
 
 /*

@@ -26,8 +26,21 @@ static struct tep_format_field *field_of(struct tep_event *e, const char *name,
 /*
  * kvm_write_tsc_offset, kvm_entry and kvm_exit are upstream and required;
  * the events of the series and task_newtask only make the result exact
- * in more cases, and the summary says when they were not recorded.
+ * in more cases, so their absence is a warning that says what it costs.
  */
+void host_events_warn_missing(const struct host_events *he, const char *path)
+{
+	if (!he->mult)
+		fprintf(stderr, "%s: warning: no kvm:kvm_write_tsc_multiplier: TSC scaling taken as none, and a VM created again by the same process is not told apart\n",
+			path);
+	if (!he->nested)
+		fprintf(stderr, "%s: warning: no kvm:kvm_nested_tsc_offset: nested guests' time is not followed\n",
+			path);
+	if (!he->newtask)
+		fprintf(stderr, "%s: warning: no task:task_newtask: every vCPU thread counts as a process of its own\n",
+			path);
+}
+
 int host_events_init(struct host_events *he, struct trace_file *host)
 {
 	struct tep_handle *tep = tracecmd_get_tep(host->handle);

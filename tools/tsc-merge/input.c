@@ -135,6 +135,8 @@ int trace_file_open(struct trace_file *tf, const char *path)
 			fprintf(stderr, "%s: not a trace-cmd trace.dat file\n", path);
 		return -1;
 	}
+	/* Raw timestamps, even if a trace-cmd agent stored a time shift. */
+	tracecmd_enable_tsync(tf->handle, false);
 	if (check_clock(tf) || collect_buffers(tf)) {
 		trace_file_close(tf);
 		return -1;

@@ -54,7 +54,8 @@ static void put_string(FILE *out, const char *s)
 
 		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c >= 0x80)
+			/* Trace text need not be UTF-8: bytes as Latin-1. */
 			fprintf(out, "\\u%04x", c);
 		else
 			fputc(c, out);
@@ -129,9 +130,9 @@ static void host_event(struct json_sink *j, const struct merged_event *e)
 	if (e->vcpu && !strcmp(name, "kvm_entry")) {
 		begin_event(j, "B", "in guest", pid, tid, e->host_ts);
 		fprintf(j->out, ",\"args\":{\"vcpu\":%u}}", e->vcpu->id);
-		return;
 	}
-	if (e->vcpu && !strcmp(name, "kvm_exit")) {
+	/* A trace that begins inside a run has no "B" for its first exit. */
+	if (e->vcpu && e->was_running && !strcmp(name, "kvm_exit")) {
 		begin_event(j, "E", "in guest", pid, tid, e->host_ts);
 		fputc('}', j->out);
 	}

@@ -35,7 +35,7 @@ static const char usage_text[] =
 "                         @PID ties it to the VM of that VMM process (.N: its\n"
 "                         Nth VM); without it, the one VM whose vCPU count\n"
 "                         matches the file's CPUs; ,l2: a nested guest run by\n"
-"                         that VM, converted with the L2 offsets\n"
+"                         that VM, converted with the L2 offsets (needs @PID)\n"
 "  -o, --output FILE      write the text timeline to FILE (default: stdout)\n"
 "  -n, --no-timeline      do not write the text timeline\n"
 "  -F, --fields LIST      timeline columns, comma-separated, from time, source,\n"
@@ -49,8 +49,9 @@ static const char usage_text[] =
 "  -h, --help             this text\n"
 "\n"
 "Exit status: 0 merged; 1 bad input; 2 bad usage; 3 merged, but some guest\n"
-"events fell outside every host run interval of their vCPU (marked '!'), or\n"
-"fit two TSC steps after the guest's TSC was set back (marked '?').\n";
+"events fell outside every host run interval of their vCPU (marked '!'),\n"
+"fit two TSC steps after the guest's TSC was set back (marked '?'), or came\n"
+"out of host-time order.\n";
 
 struct options {
 	const char *host;
@@ -209,6 +210,9 @@ static void parse_options(struct options *o, int argc, char **argv)
 		die_usage("%s", "--host is required");
 	if (!o->nr_guests)
 		die_usage("%s", "at least one --guest is required");
+	if (!text_fields_valid(o->fields))
+		die_usage("--fields: '%s' is not a comma-separated list of time, source, cpu, task, comm, pid, event, info, guest_ts",
+			  o->fields);
 	if (o->json && !o->tsc_khz)
 		die_usage("%s", "--json needs --tsc-khz (the host TSC rate, e.g. from 'tsc: Refined TSC clocksource calibration' in dmesg)");
 	if (o->progress < 0)
@@ -235,7 +239,7 @@ static int tie_guests(struct options *o, struct trace_file *host, struct vm_tabl
 	int i, errors = 0;
 
 	for (i = 0; i < o->nr_guests; i++) {
-		if (vm_table_tie_guest(vms, &o->guests[i])) {
+		if (vm_table_tie_guest(vms, &o->guests[i]) || guest_check_cpus(&o->guests[i])) {
 			errors++;
 			continue;
 		}
@@ -260,29 +264,28 @@ struct outputs {
 	int nr_sinks;
 };
 
+static int add_sink(struct outputs *out, const struct sink_ops *ops, void *priv)
+{
+	if (!priv) {
+		fprintf(stderr, "kvm-tsc-merge: out of memory\n");
+		return -1;
+	}
+	out->sinks[out->nr_sinks].ops = ops;
+	out->sinks[out->nr_sinks++].priv = priv;
+	return 0;
+}
+
 static int open_outputs(struct options *o, struct vm_table *vms, struct outputs *out)
 {
-	const char *err = NULL;
-
 	if (o->timeline) {
 		out->timeline = o->output ? open_output(o->output) : stdout;
-		if (!out->timeline)
+		if (!out->timeline ||
+		    add_sink(out, &text_sink_ops, text_sink_new(out->timeline, o->fields, o->tsc_khz)))
 			return -1;
-		out->sinks[out->nr_sinks].ops = &text_sink_ops;
-		out->sinks[out->nr_sinks].priv = text_sink_new(out->timeline, o->fields,
-							       o->tsc_khz, &err);
-		if (!out->sinks[out->nr_sinks++].priv) {
-			out->nr_sinks--;
-			die_usage("%s", err);
-		}
 	}
 	if (o->json) {
 		out->json = open_output(o->json);
-		if (!out->json)
-			return -1;
-		out->sinks[out->nr_sinks].ops = &json_sink_ops;
-		out->sinks[out->nr_sinks].priv = json_sink_new(out->json, vms, o->tsc_khz);
-		if (!out->sinks[out->nr_sinks++].priv)
+		if (!out->json || add_sink(out, &json_sink_ops, json_sink_new(out->json, vms, o->tsc_khz)))
 			return -1;
 	}
 	return 0;

@@ -146,7 +146,8 @@ static int start_streams(struct merge *m)
 }
 
 /* Follow what the host did, so a guest event can be checked against it. */
-static struct vcpu *track_host(struct merge *m, struct tep_record *r)
+static struct vcpu *track_host(struct merge *m, struct tep_record *r,
+			       bool *was_running)
 {
 	struct host_ev ev;
 	struct vm *vm;
@@ -167,6 +168,7 @@ static struct vcpu *track_host(struct merge *m, struct tep_record *r)
 	v = vm_find_vcpu(vm, ev.vcpu_id);
 	if (!v)
 		return NULL;
+	*was_running = v->running;
 	if (ev.kind == HOST_NESTED)
 		v->merge_level = ev.guest_mode ? LEVEL_L2 : LEVEL_L1;
 	else if (ev.kind == HOST_ENTRY) {
@@ -217,7 +219,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		e.ambiguous = s->conv.ambiguous;
 		count_guest(m, s, &e);
 	} else {
-		e.vcpu = track_host(m, s->rec);
+		e.vcpu = track_host(m, s->rec, &e.was_running);
 		m->stats->host_events++;
 	}
 	for (i = 0; i < nr_sinks; i++)

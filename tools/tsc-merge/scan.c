@@ -13,7 +13,6 @@
 struct scan {
 	struct host_events he;
 	struct vm_table *vms;
-	const char *path;
 	uint64_t events;
 	uint64_t last_ts;
 	uint64_t unknown_frac;
@@ -37,8 +36,12 @@ static struct tsc_step *push_step(struct step_list *l, uint64_t start,
 		last->cause = cause;
 		return last;
 	}
-	if (last)
+	if (last) {
 		last->end = start;
+		/* A run cannot span a TSC write: a lost kvm_exit ends here. */
+		if (last->runs && last->run_last > start)
+			last->run_last = start;
+	}
 	if (l->nr == l->alloc) {
 		size_t n = l->alloc ? l->alloc * 2 : 8;
 		struct tsc_step *a = realloc(l->steps, n * sizeof(*a));
@@ -141,11 +144,18 @@ static void apply_nested(struct scan *sc, struct vcpu *v, const struct host_ev *
 	struct tsc_step *s;
 
 	ensure_first_step(v);
+	/* The trace began in L2: L2's values applied until this exit. */
+	if (!v->steps[LEVEL_L2].nr && !ev->guest_mode) {
+		s = push_step(&v->steps[LEVEL_L2], 0, "before the first TSC event");
+		s->offset = ev->prev;
+		s->active = true;
+		set_l2_scale(sc, s, v, ev->mult);
+	}
 	s = push_step(&v->steps[LEVEL_L2], ev->ts, "kvm_nested_tsc_offset");
+	s->active = ev->guest_mode;
 	if (ev->guest_mode) {
 		v->level = LEVEL_L2;
 		s->offset = ev->next;
-		s->active = true;
 		set_l2_scale(sc, s, v, ev->mult);
 		return;
 	}
@@ -256,10 +266,11 @@ static void close_steps(struct vm_table *vms, uint64_t end)
 
 int scan_host(struct trace_file *host, struct vm_table *vms)
 {
-	struct scan sc = { .vms = vms, .path = host->path };
+	struct scan sc = { .vms = vms };
 
 	if (host_events_init(&sc.he, host))
 		return -1;
+	host_events_warn_missing(&sc.he, host->path);
 	if (tracecmd_iterate_events_multi(host->buffers, host->nr_buffers,
 					  scan_record, &sc) < 0) {
 		fprintf(stderr, "%s: reading the events failed; the file may be cut short\n",

@@ -72,18 +72,21 @@ static int parse_fields(struct text_sink *t, const char *fields)
 	return t->nr_cols ? 0 : -1;
 }
 
-void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
-		    const char **err)
+bool text_fields_valid(const char *fields)
+{
+	struct text_sink t = { 0 };
+
+	return !parse_fields(&t, fields);
+}
+
+void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz)
 {
 	struct text_sink *t = calloc(1, sizeof(*t));
 
-	if (!t) {
-		*err = "out of memory";
+	if (!t)
 		return NULL;
-	}
 	if (parse_fields(t, fields)) {
 		free(t);
-		*err = "--fields takes a comma-separated list of time, source, cpu, task, comm, pid, event, info, guest_ts";
 		return NULL;
 	}
 	t->out = out;

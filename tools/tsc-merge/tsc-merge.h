@@ -19,6 +19,7 @@
  */
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 int tracecmd_cpus(struct tracecmd_input *handle);
+int tracecmd_enable_tsync(struct tracecmd_input *handle, bool enable);
 
 #define TSC_CLOCK "x86-tsc"
 
@@ -131,6 +132,7 @@ struct merged_event {
 	struct vcpu *vcpu;		/* guest events; host kvm_entry/exit */
 	bool outside;
 	bool ambiguous;
+	bool was_running;		/* host: the vCPU ran before this event */
 };
 
 /* tscmath.c */
@@ -160,6 +162,7 @@ unsigned int vm_count_running_vcpus(const struct vm *vm);
 unsigned int vm_table_count(const struct vm_table *t);
 struct vm *vm_table_get(const struct vm_table *t, unsigned int index);
 int vm_table_tie_guest(struct vm_table *t, struct guest *g);
+int guest_check_cpus(struct guest *g);
 
 /* hostev.c */
 enum host_kind {
@@ -197,6 +200,7 @@ struct host_ev {
 };
 
 int host_events_init(struct host_events *he, struct trace_file *host);
+void host_events_warn_missing(const struct host_events *he, const char *path);
 enum host_kind host_event_decode(const struct host_events *he,
 				 struct tep_record *r, struct host_ev *ev);
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
@@ -247,8 +251,8 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		 struct merge_stats *stats, bool progress);
 
 /* text.c */
-void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
-		    const char **err);
+bool text_fields_valid(const char *fields);
+void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz);
 extern const struct sink_ops text_sink_ops;
 
 /* json.c */

@@ -272,6 +272,13 @@ static struct vm *pick_automatically(struct vm_table *t, struct guest *g)
 	struct vm *found = NULL;
 	unsigned int i, n = 0;
 
+	/* A nested guest's CPUs say nothing about which VM runs it. */
+	if (g->level == LEVEL_L2) {
+		fprintf(stderr, "%s: a nested (,l2) guest needs the VMM pid of the VM that runs it: --guest %s=%s@PID,l2; the VMs are:\n",
+			g->file.path, g->name, g->file.path);
+		return NULL;
+	}
+
 	for (i = 0; i < t->nr_vms; i++) {
 		struct vm *vm = t->vms[i];
 
@@ -286,6 +293,33 @@ static struct vm *pick_automatically(struct vm_table *t, struct guest *g)
 		g->file.path, n ? "more than one" : "no", g->nr_cpus, g->name,
 		g->file.path);
 	return NULL;
+}
+
+/*
+ * Every guest CPU that holds events must be a vCPU the host trace knows,
+ * with steps at the guest's level; say so now rather than mid-merge.
+ */
+int guest_check_cpus(struct guest *g)
+{
+	int b, cpu, errors = 0;
+
+	for (b = 0; b < g->file.nr_buffers; b++) {
+		for (cpu = 0; cpu < tracecmd_cpus(g->file.buffers[b]); cpu++) {
+			struct vcpu *v = vm_find_vcpu(g->vm, cpu);
+			struct tep_record *r = tracecmd_read_cpu_first(g->file.buffers[b], cpu);
+
+			if (!r)
+				continue;
+			tracecmd_free_record(r);
+			if (v && v->steps[g->level].nr)
+				continue;
+			fprintf(stderr, "%s: CPU %d has events, but %s\n", g->file.path, cpu,
+				!v ? "the VM has no vCPU with that id in the host trace" :
+				"the host trace has no kvm_nested_tsc_offset for that vCPU");
+			errors++;
+		}
+	}
+	return errors ? -1 : 0;
 }
 
 /* Never guess: an ambiguous or missing VM is an error listing the choices. */

@@ -17,42 +17,19 @@
 
 set -euo pipefail
 
-TOP_DIR=$(cd "$(dirname "$0")/../../.." && pwd)
-readonly TOP_DIR
+. "$(dirname "$0")/../../../scripts/common.sh"
+
 readonly EVENTS=${EVENTS:-5000000}
-readonly BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
 readonly BENCH_DIR=$BUILD_DIR/bench
 readonly SRC_DIR=$TOP_DIR/tools/tsc-merge
 readonly FIXTURE=$SRC_DIR/tests/tracefs
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
-readonly MKTRACE=$BENCH_DIR/mktrace
-readonly ITERATE=$BENCH_DIR/iterate
+readonly MKTRACE=$BUILD_DIR/tools/mktrace
+readonly ITERATE=$BUILD_DIR/tools/iterate
 readonly HOST_DAT=$BENCH_DIR/host.dat
 readonly GUEST_DAT=$BENCH_DIR/guest.dat
 readonly STAMP=$BENCH_DIR/traces.stamp
 readonly GNU_TIME=/usr/bin/time
-
-die()
-{
-	echo "${0##*/}: error: $*" >&2
-	exit 1
-}
-
-note()
-{
-	echo "${0##*/}: $*" >&2
-}
-
-# Build a helper into build/bench/ when it is missing or older than its source.
-build_helper()
-{
-	local bin=$1 src=$2 libs=$3
-
-	[ "$bin" -nt "$src" ] && return 0
-	note "building $bin"
-	# shellcheck disable=SC2046,SC2086 # several packages, several flags
-	gcc -O2 -Wall -Wextra -o "$bin" "$src" $(pkg-config --cflags --libs $libs)
-}
 
 # Print the mktrace spec of one side of the pair: host or guest. Both sides
 # walk the same schedule, so every guest event falls inside a host run.
@@ -202,8 +179,7 @@ main()
 	[ -x "$GNU_TIME" ] || die "GNU time ($GNU_TIME) not found: install the Debian package time"
 	command -v trace-cmd > /dev/null || die "trace-cmd not found: install the Debian package trace-cmd"
 	mkdir -p "$BENCH_DIR"
-	build_helper "$MKTRACE" "$SRC_DIR/tests/mktrace.c" "libtracecmd libtraceevent"
-	build_helper "$ITERATE" "$SRC_DIR/bench/iterate.c" libtracecmd
+	make -s -C "$SRC_DIR" || die "building the tools failed"
 	generate_traces
 
 	# Counting also brings both files into the page cache for every row.

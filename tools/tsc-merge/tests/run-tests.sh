@@ -254,8 +254,48 @@ test_bad_files()
 	merge missing -H "$WORK/step-host.dat" -g "$WORK/nothere.dat"
 	expect_error "$WORK/nothere.dat: No such file or directory"
 	tap_result $? "a missing file is named"
-	cmp -s "$WORK/step-guest.dat" <(head -c 100000000 "$WORK/step-guest.dat")
-	tap_result $? "inputs are left as they were"
+	{ mark 0 150 a; mark 1 160 b; } | mktrace twocpu-guest
+	merge novcpu -H "$WORK/step-host.dat" -g "$WORK/twocpu-guest.dat@1000"
+	expect_error "$WORK/twocpu-guest.dat: CPU 1 has events, but the VM has no vCPU with that id"
+	tap_result $? "a guest CPU the VM has no vCPU for is refused before merging"
+}
+
+# A failed or refused run writes nothing and changes no input.
+test_no_damage()
+{
+	local before
+
+	before=$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)
+	"$MERGE" -q -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -F time,bogus \
+		-o "$WORK/bad-fields.out" 2>/dev/null
+	[ $? = 2 ] && [ ! -e "$WORK/bad-fields.out" ] &&
+		[ "$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)" = "$before" ]
+	tap_result $? "bad --fields exits 2 before writing -o; the inputs are unchanged"
+}
+
+# The same process creates vCPU 0 twice (multiplier written from 0 again):
+# two VMs, @1000.1 with offset 100 and @1000.2 with offset 7000.
+test_vm_created_again()
+{
+	{ vmm 1000 0x100000000 32 100 1001
+	  run 1001 0 100 200
+	  echo "0 300 1001 kvm:kvm_write_tsc_multiplier vcpu_id=0 previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+	  echo "0 301 1001 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=0 next_tsc_offset=7000"
+	  run 1001 0 400 500; } | mktrace gen-host
+	{ mark 0 7450 second; } | mktrace gen-guest
+	merge gen -H "$WORK/gen-host.dat" -g g="$WORK/gen-guest.dat@1000.2"
+	expect 0 "450 g:0 print: 0x0: second" && grep -q "^VM @1000.2" "$WORK/gen.summary"
+	tap_result $? "a vCPU id created again by one process starts a second VM (@PID.2)"
+	merge gen-amb -H "$WORK/gen-host.dat" -g g="$WORK/gen-guest.dat@1000"
+	expect_error "more than one VM of pid 1000"
+	tap_result $? "a pid with two VMs needs .N"
+}
+
+test_nested_needs_pid()
+{
+	merge l2auto -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat,l2"
+	expect_error "a nested (,l2) guest needs the VMM pid"
+	tap_result $? "a nested guest without @PID is refused: its CPUs do not identify a VM"
 }
 
 test_json()
@@ -269,6 +309,17 @@ test_json()
 		jq -e '[.traceEvents[] | select(.ph == "M" and .name == "process_name" and (.args.name | startswith("VM a")))] | length == 1' \
 			"$WORK/vms.json" >/dev/null
 	tap_result $? "the Chrome JSON parses, has a VM process per guest, guest events and 'in guest' slices"
+	# A trace that begins inside a run: its first kvm_exit has no begin.
+	{ echo "comm 1000 qemu"
+	  echo "0 50 1000 kvm:kvm_exit vcpu_id=0"
+	  echo "0 60 1000 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=0 next_tsc_offset=0"
+	  run 1000 0 100 200; } | mktrace midrun-host
+	{ mark 0 150 x; } | mktrace midrun-guest
+	"$MERGE" -q -n -k 1000 -j "$WORK/midrun.json" -H "$WORK/midrun-host.dat" \
+		-g "$WORK/midrun-guest.dat" 2>/dev/null &&
+		jq -e '([.traceEvents[] | select(.ph == "B")] | length) == ([.traceEvents[] | select(.ph == "E")] | length)' \
+			"$WORK/midrun.json" >/dev/null
+	tap_result $? "JSON slices balance when the trace begins inside a run"
 	"$MERGE" -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" -j "$WORK/x.json" 2>"$WORK/x.err"
 	[ $? = 2 ] && grep -q "needs --tsc-khz" "$WORK/x.err"
 	tap_result $? "--json without --tsc-khz is a usage error"
@@ -286,13 +337,14 @@ main()
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
 	echo "TAP version 13"
-	echo "1..20"
+	echo "1..25"
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
-		 test_two_vms test_outside test_bad_files test_json; do
+		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
+		 test_nested_needs_pid test_json; do
 		"$t"
 	done
-	[ "$TAP_NR" = 20 ] || { echo "# ran $TAP_NR tests, planned 20"; TAP_FAILED=1; }
+	[ "$TAP_NR" = 25 ] || { echo "# ran $TAP_NR tests, planned 25"; TAP_FAILED=1; }
 	exit "$TAP_FAILED"
 }
 
