@@ -17,13 +17,11 @@ readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
 readonly TIMELINE=$VMTEST_DIR/timeline.txt
 readonly JSON=$VMTEST_DIR/timeline.json
 readonly SUMMARY=$VMTEST_DIR/summary.txt
-# scripts/tests/merge-e2e-test.sh says why the nested guest gets one CPU.
-readonly VM_CPUS=1
 
 record()
 {
 	note "recording a host + guest trace pair in the test VM (about a minute)"
-	VMTEST_NESTED=1 VMTEST_CPUS=$VM_CPUS scripts/vmtest.sh sh scripts/vm-nested-trace.sh \
+	VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh \
 		>"$VMTEST_DIR.log" 2>&1 ||
 		die "the nested recording failed (under TCG the nested guest sometimes does; run 'make demo' again): $VMTEST_DIR.log"
 }

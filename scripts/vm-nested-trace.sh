@@ -2,9 +2,9 @@
 # vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) traces itself, and export both traces.
 #
 # usage (on the build machine):
-#     VMTEST_NESTED=1 VMTEST_CPUS=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS]
+#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS]
 #
-# VMTEST_CPUS=1: with two TCG CPUs in the test VM, the nested guest failed
+# VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs in the test VM, the nested guest failed
 # in 12 of 29 runs tried: its kernel died ("BUG: ENTRY_TRAMPOLINE stack
 # guard page was hit", a bad GS base on an interrupt from user mode) or it
 # slowed down tenfold, whether its vCPU threads were pinned or not and with

@@ -15,8 +15,9 @@
 # VMTEST_NESTED=1 also puts into the VM what a nested guest needs:
 # qemu-system-x86_64 and trace-cmd with their libraries and QEMU's firmware,
 # and in /ktt/nested the kernel and the nested guest's initramfs
-# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd); see
-# scripts/vm-nested-trace.sh.
+# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd), and gives
+# the VM one CPU unless VMTEST_CPUS says otherwise; scripts/vm-nested-trace.sh
+# says why.
 
 set -eu
 
@@ -37,7 +38,11 @@ readonly L2_ROOT=$VM_DIR/l2-root
 # What QEMU loads to boot a -kernel on the pc machine, from its firmware path.
 readonly QEMU_FIRMWARE="/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin"
 readonly TIMEOUT=${VMTEST_TIMEOUT:-900}
-readonly VM_CPUS=${VMTEST_CPUS:-2}
+if [ "$NESTED" = 1 ]; then
+	readonly VM_CPUS=${VMTEST_CPUS:-1}
+else
+	readonly VM_CPUS=${VMTEST_CPUS:-2}
+fi
 readonly VM_MEM=${VMTEST_MEM:-2G}
 readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
 # Kernel messages that fail a run whatever the payload said.

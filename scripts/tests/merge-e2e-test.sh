@@ -3,7 +3,7 @@
 #
 # usage: merge-e2e-test.sh [--no-vm]
 #
-# Boots the test VM with VMTEST_NESTED=1 and one CPU, runs
+# Boots the test VM with VMTEST_NESTED=1 (which gives it one CPU), runs
 # scripts/vm-nested-trace.sh there (VMTEST_DIR defaults to build/vmtest-e2e;
 # a second run if the nested guest itself failed); --no-vm checks the files
 # of the previous run in $VMTEST_DIR/export instead. Checks the raw traces
@@ -39,8 +39,6 @@ readonly TIMELINE=$OUT/TIMELINE.txt
 readonly SUMMARY=$OUT/SUMMARY.txt
 readonly PLAN=7
 readonly VM_LOG=$VMTEST_DIR.log
-# vm-nested-trace.sh says why one CPU.
-readonly VM_CPUS=1
 readonly ATTEMPTS=2
 
 # One line per event of a trace-cmd report (any number of -i files), as
@@ -67,7 +65,7 @@ info_value()
 # One boot of the test VM with the nested payload.
 run_vm_once()
 {
-	VMTEST_NESTED=1 VMTEST_CPUS=$VM_CPUS "$TOP_DIR/scripts/vmtest.sh" sh scripts/vm-nested-trace.sh >"$VM_LOG" 2>&1
+	VMTEST_NESTED=1 "$TOP_DIR/scripts/vmtest.sh" sh scripts/vm-nested-trace.sh >"$VM_LOG" 2>&1
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run

@@ -71,18 +71,10 @@ static int check_clock(const struct trace_file *tf)
 	return 0;
 }
 
-static int add_buffer(struct trace_file *tf, struct tracecmd_input *h)
+static void add_buffer(struct trace_file *tf, struct tracecmd_input *h)
 {
-	struct tracecmd_input **b;
-
-	b = realloc(tf->buffers, (tf->nr_buffers + 1) * sizeof(*b));
-	if (!b) {
-		fprintf(stderr, "%s: out of memory\n", tf->path);
-		return -1;
-	}
-	tf->buffers = b;
+	tf->buffers = xrealloc(tf->buffers, tf->nr_buffers + 1, sizeof(*tf->buffers));
 	tf->buffers[tf->nr_buffers++] = h;
-	return 0;
 }
 
 /*
@@ -93,8 +85,8 @@ static int collect_buffers(struct trace_file *tf)
 {
 	int i, n = tracecmd_buffer_instances(tf->handle);
 
-	if (tracecmd_cpus(tf->handle) > 0 && add_buffer(tf, tf->handle))
-		return -1;
+	if (tracecmd_cpus(tf->handle) > 0)
+		add_buffer(tf, tf->handle);
 	for (i = 0; i < n; i++) {
 		struct tracecmd_input *h = tracecmd_buffer_instance_handle(tf->handle, i);
 
@@ -107,10 +99,7 @@ static int collect_buffers(struct trace_file *tf)
 			tracecmd_close(h);
 			continue;
 		}
-		if (add_buffer(tf, h)) {
-			tracecmd_close(h);
-			return -1;
-		}
+		add_buffer(tf, h);
 	}
 	if (!tf->nr_buffers) {
 		fprintf(stderr, "%s: the file holds no CPU data\n", tf->path);

@@ -34,10 +34,8 @@ struct json_sink {
 
 void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz)
 {
-	struct json_sink *j = calloc(1, sizeof(*j));
+	struct json_sink *j = xcalloc(1, sizeof(*j));
 
-	if (!j)
-		return NULL;
 	j->out = out;
 	j->vms = vms;
 	j->tsc_khz = tsc_khz;
@@ -81,13 +79,8 @@ static void remember_thread(struct json_sink *j, int tid)
 		if (j->seen[i] == tid)
 			return;
 	if (j->nr_seen == j->alloc_seen) {
-		unsigned int n = j->alloc_seen ? j->alloc_seen * 2 : 64;
-		int *a = realloc(j->seen, n * sizeof(*a));
-
-		if (!a)
-			return;
-		j->seen = a;
-		j->alloc_seen = n;
+		j->alloc_seen = j->alloc_seen ? j->alloc_seen * 2 : 64;
+		j->seen = xrealloc(j->seen, j->alloc_seen, sizeof(*j->seen));
 	}
 	j->seen[j->nr_seen++] = tid;
 }

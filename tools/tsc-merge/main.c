@@ -94,11 +94,8 @@ static char *default_name(const char *path)
 
 	if (len > 4 && !strcmp(base + len - 4, ".dat"))
 		len -= 4;
-	name = strndup(base, len);
-	if (!name) {
-		fprintf(stderr, "kvm-tsc-merge: out of memory\n");
-		exit(EXIT_BAD_INPUT);
-	}
+	name = xcalloc(len + 1, 1);
+	memcpy(name, base, len);
 	return name;
 }
 
@@ -264,29 +261,25 @@ struct outputs {
 	int nr_sinks;
 };
 
-static int add_sink(struct outputs *out, const struct sink_ops *ops, void *priv)
+static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv)
 {
-	if (!priv) {
-		fprintf(stderr, "kvm-tsc-merge: out of memory\n");
-		return -1;
-	}
 	out->sinks[out->nr_sinks].ops = ops;
 	out->sinks[out->nr_sinks++].priv = priv;
-	return 0;
 }
 
 static int open_outputs(struct options *o, struct vm_table *vms, struct outputs *out)
 {
 	if (o->timeline) {
 		out->timeline = o->output ? open_output(o->output) : stdout;
-		if (!out->timeline ||
-		    add_sink(out, &text_sink_ops, text_sink_new(out->timeline, o->fields, o->tsc_khz)))
+		if (!out->timeline)
 			return -1;
+		add_sink(out, &text_sink_ops, text_sink_new(out->timeline, o->fields, o->tsc_khz));
 	}
 	if (o->json) {
 		out->json = open_output(o->json);
-		if (!out->json || add_sink(out, &json_sink_ops, json_sink_new(out->json, vms, o->tsc_khz)))
+		if (!out->json)
 			return -1;
+		add_sink(out, &json_sink_ops, json_sink_new(out->json, vms, o->tsc_khz));
 	}
 	return 0;
 }
@@ -360,14 +353,10 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 int main(int argc, char **argv)
 {
 	struct trace_file host = { 0 };
-	struct options *o = calloc(1, sizeof(*o));
+	struct options *o = xcalloc(1, sizeof(*o));
 	struct vm_table *vms = vm_table_new();
 	int i, ret;
 
-	if (!o || !vms) {
-		fprintf(stderr, "kvm-tsc-merge: out of memory\n");
-		return EXIT_BAD_INPUT;
-	}
 	parse_options(o, argc, argv);
 	/* Name the file in our own messages, not libtracecmd's. */
 	tracecmd_set_loglevel(TEP_LOG_NONE);

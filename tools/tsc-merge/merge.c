@@ -104,12 +104,7 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 		for (cpu = 0; cpu < cpus; cpu++) {
 			struct stream *s;
 
-			s = realloc(m->streams, (m->nr_streams + 1) * sizeof(*s));
-			if (!s) {
-				fprintf(stderr, "out of memory\n");
-				return -1;
-			}
-			m->streams = s;
+			m->streams = xrealloc(m->streams, m->nr_streams + 1, sizeof(*s));
 			s = &m->streams[m->nr_streams];
 			memset(s, 0, sizeof(*s));
 			s->handle = tf->buffers[b];
@@ -128,11 +123,7 @@ static int start_streams(struct merge *m)
 {
 	unsigned int i;
 
-	m->heap = calloc(m->nr_streams, sizeof(*m->heap));
-	if (!m->heap) {
-		fprintf(stderr, "out of memory\n");
-		return -1;
-	}
+	m->heap = xcalloc(m->nr_streams, sizeof(*m->heap));
 	for (i = 0; i < m->nr_streams; i++) {
 		struct stream *s = &m->streams[i];
 

@@ -43,15 +43,8 @@ static struct tsc_step *push_step(struct step_list *l, uint64_t start,
 			last->run_last = start;
 	}
 	if (l->nr == l->alloc) {
-		size_t n = l->alloc ? l->alloc * 2 : 8;
-		struct tsc_step *a = realloc(l->steps, n * sizeof(*a));
-
-		if (!a) {
-			fprintf(stderr, "out of memory\n");
-			exit(1);
-		}
-		l->steps = a;
-		l->alloc = n;
+		l->alloc = l->alloc ? l->alloc * 2 : 8;
+		l->steps = xrealloc(l->steps, l->alloc, sizeof(*l->steps));
 	}
 	s = &l->steps[l->nr++];
 	memset(s, 0, sizeof(*s));

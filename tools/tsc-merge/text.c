@@ -79,16 +79,12 @@ bool text_fields_valid(const char *fields)
 	return !parse_fields(&t, fields);
 }
 
+/* @fields passed text_fields_valid() when the options were read. */
 void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz)
 {
-	struct text_sink *t = calloc(1, sizeof(*t));
+	struct text_sink *t = xcalloc(1, sizeof(*t));
 
-	if (!t)
-		return NULL;
-	if (parse_fields(t, fields)) {
-		free(t);
-		return NULL;
-	}
+	parse_fields(t, fields);
 	t->out = out;
 	t->tsc_khz = tsc_khz;
 	trace_seq_init(&t->seq);
@@ -132,9 +128,8 @@ static void print_info(struct text_sink *t)
 }
 
 static void print_column(struct text_sink *t, enum column col,
-			 const struct merged_event *e)
+			 const struct merged_event *e, int pid)
 {
-	int pid = tep_data_pid(e->tep, e->record);
 	const char *name = e->event ? e->event->name : "unknown";
 
 	switch (col) {
@@ -178,12 +173,12 @@ static void print_column(struct text_sink *t, enum column col,
 static void text_event(void *priv, const struct merged_event *e)
 {
 	struct text_sink *t = priv;
-	int i;
+	int i, pid = tep_data_pid(e->tep, e->record);
 
 	for (i = 0; i < t->nr_cols; i++) {
 		if (i)
 			fputc(' ', t->out);
-		print_column(t, t->cols[i], e);
+		print_column(t, t->cols[i], e, pid);
 	}
 	fputc('\n', t->out);
 }

@@ -135,6 +135,10 @@ struct merged_event {
 	bool was_running;		/* host: the vCPU ran before this event */
 };
 
+/* alloc.c */
+void *xrealloc(void *p, size_t n, size_t size);
+void *xcalloc(size_t n, size_t size);
+
 /* tscmath.c */
 bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 		       uint64_t offset, uint64_t *host);

@@ -45,7 +45,7 @@ static struct thread *find_thread(struct vm_table *t, int tid)
 
 struct vm_table *vm_table_new(void)
 {
-	return calloc(1, sizeof(struct vm_table));
+	return xcalloc(1, sizeof(struct vm_table));
 }
 
 void vm_table_free(struct vm_table *t)
@@ -85,11 +85,7 @@ void vm_table_add_thread(struct vm_table *t, int tid, int tgid)
 	struct thread *th = find_thread(t, tid);
 
 	if (!th) {
-		th = calloc(1, sizeof(*th));
-		if (!th) {
-			fprintf(stderr, "out of memory\n");
-			exit(1);
-		}
+		th = xcalloc(1, sizeof(*th));
 		th->tid = tid;
 		th->next = t->threads[hash_tid(tid)];
 		t->threads[hash_tid(tid)] = th;
@@ -107,14 +103,9 @@ int vm_table_tgid_of(struct vm_table *t, int tid)
 static struct vm *add_vm(struct vm_table *t, int pid, unsigned int gen,
 			 const char *comm, uint64_t born)
 {
-	struct vm **vms = realloc(t->vms, (t->nr_vms + 1) * sizeof(*vms));
-	struct vm *vm = calloc(1, sizeof(*vm));
+	struct vm *vm = xcalloc(1, sizeof(*vm));
 
-	if (!vms || !vm) {
-		fprintf(stderr, "out of memory\n");
-		exit(1);
-	}
-	t->vms = vms;
+	t->vms = xrealloc(t->vms, t->nr_vms + 1, sizeof(*t->vms));
 	vm->pid = pid;
 	vm->gen = gen;
 	vm->born = born;
@@ -190,21 +181,12 @@ struct vcpu *vm_get_vcpu(struct vm *vm, unsigned int id)
 		return v;
 	if (id >= vm->nr_vcpus) {
 		unsigned int n = id + 1;
-		struct vcpu **a = realloc(vm->vcpus, n * sizeof(*a));
 
-		if (!a) {
-			fprintf(stderr, "out of memory\n");
-			exit(1);
-		}
-		memset(a + vm->nr_vcpus, 0, (n - vm->nr_vcpus) * sizeof(*a));
-		vm->vcpus = a;
+		vm->vcpus = xrealloc(vm->vcpus, n, sizeof(*vm->vcpus));
+		memset(vm->vcpus + vm->nr_vcpus, 0, (n - vm->nr_vcpus) * sizeof(*vm->vcpus));
 		vm->nr_vcpus = n;
 	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		fprintf(stderr, "out of memory\n");
-		exit(1);
-	}
+	v = xcalloc(1, sizeof(*v));
 	v->id = id;
 	v->vm = vm;
 	v->tid = -1;
