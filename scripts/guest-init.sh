@@ -1,23 +1,28 @@
 #!/bin/busybox sh
 # guest-init.sh: /init of the test VM: mount, load KVM, refuse an unstable TSC, run the payload, report its status.
 #
-# Serial ports: ttyS0 is the kernel console, ttyS1 carries the payload's
-# output, ttyS2 receives its exit status and nothing else, so the host never
-# has to guess it from console text, ttyS3 carries the files the payload
-# exports (scripts/serial-export.sh). The payload is the command line in
-# /ktt/payload, run from /ktt.
+# The repository comes over 9p as /ktt (read-only), the directory for what
+# the payload brings out as /export; the kernel's modules are those of
+# $ktt_kernel (set on the kernel command line by vmtest.sh) in /ktt. Serial
+# ports: ttyS0 is the kernel console, ttyS1 carries the payload's output,
+# ttyS2 receives its exit status and nothing else, so the host never has to
+# guess it from console text. The payload is the command line in /payload,
+# run from /ktt.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
 setup_mounts()
 {
-	mkdir -p /proc /sys /dev /tmp /run
+	mkdir -p /proc /sys /dev /tmp /run /ktt /export /lib
 	mount -t proc proc /proc
 	mount -t sysfs sysfs /sys
 	mount -t devtmpfs devtmpfs /dev
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs /sys/kernel/tracing
 	mount -t debugfs debugfs /sys/kernel/debug
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro ktt /ktt
+	mount -t 9p -o trans=virtio,version=9p2000.L export /export
+	ln -s "/ktt/$ktt_kernel/modroot/lib/modules" /lib/modules
 }
 
 load_kvm()
@@ -31,8 +36,8 @@ load_kvm()
 	fi
 }
 
-# DESIGN.md section 5: with an unstable TSC, KVM rewrites the offsets at every
-# vcpu_load and exact event sequences become meaningless.
+# With an unstable TSC, KVM rewrites the offsets at every vcpu_load and
+# exact event sequences become meaningless.
 check_tsc()
 {
 	if dmesg | grep -q 'Marking TSC unstable'; then
@@ -45,7 +50,7 @@ run_payload()
 {
 	cd /ktt || return 1
 	check_tsc || return 1
-	sh -c "$(cat /ktt/payload)"
+	sh -c "$(cat /payload)"
 }
 
 main()
@@ -58,7 +63,6 @@ main()
 	load_kvm
 	stty -F /dev/ttyS1 raw -echo
 	stty -F /dev/ttyS2 raw -echo
-	stty -F /dev/ttyS3 raw -echo
 	run_payload >/dev/ttyS1 2>&1
 	status=$?
 	echo "$status" >/dev/ttyS2

@@ -1,5 +1,5 @@
 #!/bin/busybox sh
-# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: trace with x86-tsc, write port-tagged markers around a TSC write on every vCPU, send the trace out.
+# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: trace with x86-tsc, write port-tagged markers around a TSC write on every vCPU, leave the trace in /export.
 #
 # vm-nested-trace.sh boots it inside the test VM (L1) with the test kernel.
 # On every vCPU, each marker is a write to trace_marker immediately followed
@@ -12,9 +12,10 @@
 # KVM traces the new offset with kvm_write_tsc_offset), then markers "after".
 # A marker reads "ktt-marker PHASE cpu=N seq=K".
 #
-# Serial ports: ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then
-# the files (serial-export.sh frames) and "ktt-l2-status N" last; ttyS2
-# brings "go" from L1 once L1 has read KVM's debugfs TSC offsets.
+# Its files go to /export, a directory of L1 shared over 9p. Serial ports:
+# ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then "ktt-l2-status
+# N" once the files are written; ttyS2 brings "go" from L1 once L1 has read
+# KVM's debugfs TSC offsets.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
@@ -23,7 +24,7 @@ readonly MARKER_PORT=0x4b1d
 readonly TSC_JUMP=1000000000000
 readonly MARKERS_PER_PHASE=3
 readonly GO_TIMEOUT=300
-readonly OUT=/tmp/out
+readonly OUT=/export
 readonly OUT_TTY=/dev/ttyS1
 readonly CTL_TTY=/dev/ttyS2
 
@@ -44,6 +45,7 @@ setup()
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs "$TRACEFS"
 	mkdir -p "$OUT"
+	mount -t 9p -o trans=virtio,version=9p2000.L export "$OUT"
 	stty -F "$OUT_TTY" raw -echo
 	stty -F "$CTL_TTY" raw -echo
 }
@@ -159,18 +161,14 @@ run()
 
 main()
 {
-	local status=0 file
+	local status=0
 
 	setup
 	exec 3<"$CTL_TTY"
 	run || status=1
 	dmesg >"$OUT/l2-dmesg.txt"
-	. /serial-export.sh
-	for file in guest.dat l2-info.txt l2-dmesg.txt trace-cmd-start.log trace-cmd-extract.log; do
-		[ -f "$OUT/$file" ] && { export_file "$OUT/$file" || status=1; }
-	done >"$OUT_TTY"
-	echo "ktt-l2-status $status" >"$OUT_TTY"
 	sync
+	echo "ktt-l2-status $status" >"$OUT_TTY"
 	reboot -f
 }
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) traces itself, and export both traces.
+# vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) traces itself, and put both traces in /export.
 #
 # usage (on the build machine):
 #     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS]
@@ -10,43 +10,36 @@
 # slowed down tenfold, whether its vCPU threads were pinned or not and with
 # or without FSGSBASE; with one CPU, 16 runs in a row passed.
 #
-# Runs from /ktt under busybox sh. VMTEST_NESTED=1 puts into /ktt/nested
+# Runs from /ktt under busybox sh. VMTEST_NESTED=1 puts into /nested
 # what it needs: the kernel and L2's initramfs (scripts/nested-guest-init.sh
 # as /init); qemu-system-x86_64 and trace-cmd are in the VM's /usr/bin.
 # Steps: record-host.sh starts recording; L2 boots with L2_CPUS vCPUs
 # (default 2); once it says it is ready, KVM's debugfs TSC offsets of its
 # vCPUs are saved (what trace-cmd would sample) and L2 is told to go; L2
-# writes its markers around a TSC write and sends its trace out over a
-# serial port; recording stops. The files are sent over /dev/ttyS3
-# (serial-export.sh frames) and vmtest.sh unpacks them into
-# $VMTEST_DIR/export/: host.dat, guest.dat, l2-info.txt,
+# writes its markers around a TSC write and its trace into a directory
+# shared with it over 9p; recording stops. The files are copied to /export,
+# which is $VMTEST_DIR/export/ on the build machine: host.dat, guest.dat, l2-info.txt,
 # debugfs-tsc-offset.txt, nested-run.txt (timings), l2-console.log,
 # record-host.log and L2's own logs. Exits 0 on success, 4 after a
 # "# SKIP reason" line when this VM cannot run a nested guest, 1 after a
 # line naming the step that failed.
 
-readonly NESTED=/ktt/nested
+readonly NESTED=/nested
 readonly WORK=/tmp/nested
 readonly L2_CPUS=${1:-2}
 readonly L2_MEM=256M
 readonly BOOT_TIMEOUT=60
 readonly RUN_TIMEOUT=90
-readonly EXPORT_TTY=/dev/ttyS3
 readonly RECORD=scripts/record-host.sh
 readonly DEBUGFS_KVM=/sys/kernel/debug/kvm
 # The TSC jump moves L2's clock and jiffies forward by minutes at once: RCU
 # would report a stall that is none.
 readonly L2_RCU_OPT=rcupdate.rcu_cpu_stall_suppress=1
-# After a failure, traces larger than this stay behind: a stalled guest's
-# host trace grows by hundreds of megabytes that take minutes to send.
-readonly FAILED_EXPORT_MAX=$((32 * 1024 * 1024))
 
 export RECORD_STATE=$WORK/record
 QEMU_PID=
 RECORDING=
 STEP=setup
-
-. scripts/serial-export.sh
 
 now()
 {
@@ -94,7 +87,8 @@ start_l2()
 	khz=$(sed -n 's/.*tsc_early_khz=\([0-9]*\).*/\1/p' /proc/cmdline)
 	[ -n "$khz" ] || { fail "no tsc_early_khz= in /proc/cmdline"; return 1; }
 	mkfifo "$WORK/l2-ctl.in" "$WORK/l2-ctl.out" || { fail "mkfifo $WORK/l2-ctl.*"; return 1; }
-	: >"$WORK/l2-export.serial"
+	mkdir -p "$WORK/l2"
+	: >"$WORK/l2-serial.log"
 	# tsc-adjust=off: with IA32_TSC_ADJUST the guest kernel restores it within
 	# a second of the TSC write ("TSC ADJUST differs"), undoing the jump.
 	# debug-threads=on names the vCPU threads "CPU N/KVM" in the host trace.
@@ -102,20 +96,21 @@ start_l2()
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 tsc_early_khz=$khz tsc=reliable msr.allow_writes=on $L2_RCU_OPT" \
-		-serial "file:$WORK/l2-console.log" -serial "file:$WORK/l2-export.serial" \
+		-virtfs "local,path=$WORK/l2,mount_tag=export,security_model=none" \
+		-serial "file:$WORK/l2-console.log" -serial "file:$WORK/l2-serial.log" \
 		-serial "pipe:$WORK/l2-ctl" >"$WORK/l2-qemu.log" 2>&1 &
 	QEMU_PID=$!
 }
 
-# Bounded wait for a line in L2's export stream, while L2 runs.
+# Bounded wait for a line from L2 on its serial port, while L2 runs.
 wait_for_l2_line()
 {
 	local pattern=$1 timeout=$2 waited=0
 
-	until grep -q "$pattern" "$WORK/l2-export.serial"; do
+	until grep -q "$pattern" "$WORK/l2-serial.log"; do
 		# Looked again after the exit: the line may have come just before it.
-		kill -0 "$QEMU_PID" 2>/dev/null || grep -q "$pattern" "$WORK/l2-export.serial" ||
-			{ fail "L2's qemu exited before '$pattern': $(tail -3 "$WORK/l2-qemu.log"; grep ktt-l2-error "$WORK/l2-export.serial")"; return 1; }
+		kill -0 "$QEMU_PID" 2>/dev/null || grep -q "$pattern" "$WORK/l2-serial.log" ||
+			{ fail "L2's qemu exited before '$pattern': $(tail -3 "$WORK/l2-qemu.log"; grep ktt-l2-error "$WORK/l2-serial.log")"; return 1; }
 		[ "$waited" -lt $((timeout * 10)) ] || { fail "no '$pattern' from L2 within ${timeout}s"; return 1; }
 		sleep 0.1
 		waited=$((waited + 1))
@@ -174,12 +169,9 @@ run()
 	STEP=record-stop
 	RECORDING=
 	sh "$RECORD" stop || { fail "$RECORD stop"; return 1; }
-	STEP=l2-import
-	import_files "$WORK/l2-export.serial" "$WORK/l2" >"$WORK/l2-files.txt" ||
-		{ fail "L2's files in $WORK/l2-export.serial are damaged"; return 1; }
-	status=$(sed -n 's/^ktt-l2-status //p' "$WORK/l2-export.serial")
+	status=$(sed -n 's/^ktt-l2-status //p' "$WORK/l2-serial.log")
 	[ "$status" = 0 ] ||
-		{ fail "L2 reported status '$status': $(grep ktt-l2-error "$WORK/l2-export.serial")"; return 1; }
+		{ fail "L2 reported status '$status': $(grep ktt-l2-error "$WORK/l2-serial.log")"; return 1; }
 	{
 		echo "l2_cpus $L2_CPUS"
 		echo "record_start_s $(elapsed "$t0" "$t_rec")"
@@ -192,19 +184,14 @@ run()
 
 export_all()
 {
-	local failed=$1 f
+	local f
 
 	for f in "$WORK/host.dat" "$WORK/l2/guest.dat" "$WORK/l2/l2-info.txt" "$WORK/debugfs-tsc-offset.txt" \
 		"$WORK/nested-run.txt" "$WORK/l2-console.log" "$WORK/l2-qemu.log" "$WORK/l2/l2-dmesg.txt" \
 		"$WORK/l2/trace-cmd-start.log" "$WORK/l2/trace-cmd-extract.log"; do
-		[ -f "$f" ] || continue
-		if [ "$failed" = 1 ] && [ "$(wc -c <"$f")" -gt "$FAILED_EXPORT_MAX" ]; then
-			echo "# not exported after the failure: $f, $(wc -c <"$f") bytes"
-			continue
-		fi
-		export_file "$f" >"$EXPORT_TTY"
+		[ -f "$f" ] && cp "$f" /export/
 	done
-	[ -f "$RECORD_STATE/log" ] && export_file "$RECORD_STATE/log" record-host.log >"$EXPORT_TTY"
+	[ -f "$RECORD_STATE/log" ] && cp "$RECORD_STATE/log" /export/record-host.log
 	return 0
 }
 
@@ -219,10 +206,10 @@ main()
 	cleanup
 	t_exp=$(now)
 	STEP='export'
-	export_all "$status"
+	export_all
 	[ "$status" = 0 ] || return 1
 	sed 's/^/# /' "$WORK/nested-run.txt"
-	echo "# export over $EXPORT_TTY: $(elapsed "$t_exp" "$(now)") s"
+	echo "# copy to /export: $(elapsed "$t_exp" "$(now)") s"
 	echo "# files: host.dat $(wc -c <"$WORK/host.dat") bytes, guest.dat $(wc -c <"$WORK/l2/guest.dat") bytes"
 	echo "nested trace recorded"
 }

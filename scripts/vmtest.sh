@@ -3,18 +3,17 @@
 #
 # usage: vmtest.sh COMMAND...
 #
-# COMMAND runs from /ktt inside the VM, which holds scripts/, the installed
-# selftests, the in-tree KVM selftests and the module. Its output is printed
-# here; the console log and the payload output stay in build/vmtest/ (or
-# VMTEST_DIR). KERNEL_VARIANT picks the kernel and module to boot. The run
-# fails when the VM does not report a status before VMTEST_TIMEOUT, or when
-# the kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
+# The repository is shared with the VM over 9p (virtio), read-only, as
+# /ktt, where COMMAND runs; VMTEST_DIR/export (default build/vmtest/export)
+# is shared writable as /export for what the command brings out. Its output
+# is printed here; the console log stays in VMTEST_DIR. KERNEL_VARIANT
+# (test or debug) picks the kernel and its modules. The run fails when the
+# VM does not report a status before VMTEST_TIMEOUT seconds (default 900),
+# or when the kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
 #
-# Files the payload sends to /dev/ttyS3 as scripts/serial-export.sh frames
-# are checked and unpacked into export/ of the log directory after the run.
-# VMTEST_NESTED=1 also puts into the VM what a nested guest needs:
-# qemu-system-x86_64 and trace-cmd with their libraries and QEMU's firmware,
-# and in /ktt/nested the kernel and the nested guest's initramfs
+# VMTEST_NESTED=1 also puts into the initramfs what a nested guest needs:
+# qemu-system-x86_64 and trace-cmd with their libraries and QEMU's
+# firmware, and in /nested the kernel and the nested guest's initramfs
 # (scripts/nested-guest-init.sh as /init, busybox, trace-cmd), and gives
 # the VM one CPU unless VMTEST_CPUS says otherwise; scripts/vm-nested-trace.sh
 # says why.
@@ -22,7 +21,6 @@
 set -eu
 
 . "$(dirname "$0")/common.sh"
-. "$TOP_DIR/scripts/serial-export.sh"
 
 readonly VM_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest}
 readonly VM_ROOT=$VM_DIR/root
@@ -31,7 +29,6 @@ readonly CONSOLE_LOG=$VM_DIR/console.log
 readonly OUTPUT_LOG=$VM_DIR/output.log
 readonly STATUS_FILE=$VM_DIR/status
 readonly QEMU_LOG=$VM_DIR/qemu.log
-readonly EXPORT_SERIAL=$VM_DIR/export.serial
 readonly EXPORT_DIR=$VM_DIR/export
 readonly NESTED=${VMTEST_NESTED:-0}
 readonly L2_ROOT=$VM_DIR/l2-root
@@ -54,27 +51,19 @@ cleanup()
 	return 0
 }
 
+# busybox, /init and the payload: the rest comes over 9p. kselftest's
+# runner calls /usr/bin/timeout --foreground, which busybox's lacks.
 build_initramfs()
 {
-	local kmods=$KBUILD_OUT/modroot/lib/modules
-
 	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
-	[ -d "$kmods" ] || die "$kmods missing: run 'make kernel'"
+	[ -d "$KBUILD_OUT/modroot/lib/modules" ] || die "$KBUILD_OUT/modroot missing: run 'make kernel'"
 	rm -rf "$VM_ROOT"
-	mkdir -p "$VM_ROOT"/{bin,lib,ktt}
+	mkdir -p "$VM_ROOT/bin"
 	cp /bin/busybox "$VM_ROOT/bin/busybox"
 	cp "$TOP_DIR/scripts/guest-init.sh" "$VM_ROOT/init"
-	cp -r "$kmods" "$VM_ROOT/lib/modules"
-	cp -r "$TOP_DIR/scripts" "$VM_ROOT/ktt/scripts"
-	[ -d "$BUILD_DIR/selftests-install" ] && cp -r "$BUILD_DIR/selftests-install" "$VM_ROOT/ktt/selftests"
-	[ -d "$BUILD_DIR/kvm-selftests-install" ] &&
-		cp -r "$BUILD_DIR/kvm-selftests-install" "$VM_ROOT/ktt/kvm-selftests"
-	if [ -f "$MODULE_OUT/kvm_tsc_probe.ko" ]; then
-		mkdir -p "$VM_ROOT/ktt/module"
-		cp "$MODULE_OUT/kvm_tsc_probe.ko" "$VM_ROOT/ktt/module/"
-	fi
+	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	[ "$NESTED" = 1 ] && add_nested
-	printf '%s\n' "$*" >"$VM_ROOT/ktt/payload"
+	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
 }
 
@@ -87,7 +76,6 @@ build_l2_initramfs()
 	mkdir -p "$L2_ROOT/bin"
 	cp /bin/busybox "$L2_ROOT/bin/busybox"
 	cp "$TOP_DIR/scripts/nested-guest-init.sh" "$L2_ROOT/init"
-	cp "$TOP_DIR/scripts/serial-export.sh" "$L2_ROOT/serial-export.sh"
 	copy_with_libs trace-cmd "$L2_ROOT"
 	(cd "$L2_ROOT" && find . | cpio -o -H newc --quiet | gzip -9) >"$out"
 }
@@ -105,9 +93,9 @@ add_nested()
 		mkdir -p "$VM_ROOT${fw%/*}"
 		cp -L "$fw" "$VM_ROOT$fw"
 	done
-	mkdir -p "$VM_ROOT/ktt/nested"
-	cp "$BZIMAGE" "$VM_ROOT/ktt/nested/bzImage"
-	build_l2_initramfs "$VM_ROOT/ktt/nested/l2-initramfs.cpio.gz"
+	mkdir -p "$VM_ROOT/nested"
+	cp "$BZIMAGE" "$VM_ROOT/nested/bzImage"
+	build_l2_initramfs "$VM_ROOT/nested/l2-initramfs.cpio.gz"
 }
 
 run_qemu()
@@ -119,17 +107,20 @@ run_qemu()
 	tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
 
 	: >"$OUTPUT_LOG"
-	: >"$EXPORT_SERIAL"
 	rm -f "$STATUS_FILE"
 	rm -rf "$EXPORT_DIR"
+	mkdir -p "$EXPORT_DIR"
 	# thread=single: with multi-threaded TCG, a vCPU sometimes ran into the
 	# int3 of a finished jump-label patch ("Oops: int3" in rcu_sched).
+	# ktt_kernel= reaches /init as a variable: where its modules are.
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable" \
+		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable ktt_kernel=${KBUILD_OUT#"$TOP_DIR"/}" \
+		-virtfs "local,path=$TOP_DIR,mount_tag=ktt,security_model=none,readonly=on" \
+		-virtfs "local,path=$EXPORT_DIR,mount_tag=export,security_model=none" \
 		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" \
-		-serial "file:$EXPORT_SERIAL" 2>"$QEMU_LOG" &
+		2>"$QEMU_LOG" &
 	QEMU_PID=$!
 	tail -n +1 -f --pid="$QEMU_PID" "$OUTPUT_LOG" &
 	if ! wait_qemu; then
@@ -170,31 +161,22 @@ payload_status()
 	return "$status"
 }
 
-# Unpack and check what the payload exported, if anything.
-import_export()
-{
-	[ -s "$EXPORT_SERIAL" ] || return 0
-	import_files "$EXPORT_SERIAL" "$EXPORT_DIR" >"$VM_DIR/export.files" ||
-		die "the files the VM exported over ttyS3 are damaged (above); stream: $EXPORT_SERIAL"
-	note "exported into $EXPORT_DIR: $(tr '\n' ' ' <"$VM_DIR/export.files")"
-}
-
 main()
 {
-	local status=0
-
 	[ $# -gt 0 ] || die "usage: ${0##*/} COMMAND..."
 	need_cmd qemu-system-x86_64 qemu-system-x86
 	need_cmd cpio cpio
 	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
+	case $KBUILD_OUT in
+	"$TOP_DIR"/*) ;;
+	*) die "$KBUILD_OUT is outside $TOP_DIR, which is all the VM sees" ;;
+	esac
 	trap cleanup EXIT
 	mkdir -p "$VM_DIR"
 	build_initramfs "$@"
 	run_qemu
-	payload_status || status=$?
-	import_export
-	return "$status"
+	payload_status
 }
 
 main "$@"

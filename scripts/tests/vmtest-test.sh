@@ -1,5 +1,5 @@
 #!/bin/bash
-# vmtest-test.sh: TAP tests of scripts/vmtest.sh: the status comes back, hangs and kernel warnings fail the run.
+# vmtest-test.sh: KTAP tests of scripts/vmtest.sh: the status and the exported files come back, hangs and kernel warnings fail the run.
 
 set -u
 
@@ -25,26 +25,53 @@ expect()
 	return 1
 }
 
-main()
+test_status_comes_back()
 {
-	[ -f "$KBUILD_OUT/arch/x86/boot/bzImage" ] ||
-		{ echo "1..0 # SKIP no test kernel: run 'make kernel'"; exit 4; }
-	echo "TAP version 13"
-	echo "1..4"
 	run_vm 'echo payload ran; exit 3'
 	expect 3 "payload ran"
-	tap_result $? "the payload's output and exit status come back to the host"
+}
+
+test_hang_is_killed()
+{
 	VMTEST_TIMEOUT=10 run_vm 'sleep 600'
 	expect 1 "did not finish within 10s and was killed; console log: $VMTEST_DIR/console.log"
-	tap_result $? "a hanging VM is killed at the timeout, naming the console log"
+}
+
+test_warning_fails()
+{
 	run_vm 'echo "WARNING: CPU: 0 PID: 1 at vmtest-test" >/dev/kmsg; exit 0'
 	expect 1 "the test kernel reported a problem"
-	tap_result $? "a WARNING in the kernel log fails a run whose payload passed"
+}
+
+test_no_status_fails()
+{
 	run_vm 'poweroff -f'
 	expect 1 "stopped without reporting a status"
-	tap_result $? "a VM that stops without a status fails the run"
+}
+
+# The export directory is the VM's only way to write to the host.
+test_export_comes_back()
+{
+	run_vm 'echo exported >/export/file && ! touch /ktt/vmtest-test.written'
+	expect 0 "" && [ "$(cat "$VMTEST_DIR/export/file" 2>/dev/null)" = exported ] &&
+		[ ! -e "$TOP_DIR/vmtest-test.written" ] && return 0
+	echo "# /export/file did not come back, or /ktt was writable"
+	return 1
+}
+
+main()
+{
+	use_ktap
+	ktap_print_header
+	ktap_set_plan 5
+	ktap_test_result "the payload's output and exit status come back to the host" test_status_comes_back
+	ktap_test_result "a hanging VM is killed at the timeout, naming the console log" test_hang_is_killed
+	ktap_test_result "a WARNING in the kernel log fails a run whose payload passed" test_warning_fails
+	ktap_test_result "a VM that stops without a status fails the run" test_no_status_fails
+	ktap_test_result "files written to /export reach the host; the shared repository is read-only" \
+		test_export_comes_back
 	rm -rf "$VMTEST_DIR"
-	exit $TAP_FAILED
+	ktap_finished
 }
 
 main "$@"
