@@ -1,52 +1,151 @@
-# Makefile: top-level targets of kvm-tsc-trace; README.md says what each needs and prints.
+# Makefile: the build graph of kvm-tsc-trace and its top-level targets; README.md says what each needs and prints.
 #
-#   make check   install what is missing, build everything, run every check
-#   make demo    boot the patched kernel, show what the TSC events say and
+#   make check   install what is missing, build everything, run every test
+#                and close with one line "N passed, N failed, N skipped"
+#   make demo    boot the patched kernel, show what the TSC events say, and
 #                merge a real host and guest trace with them
+#
+# Every build output is a file under build/ with its real prerequisites, so
+# a change rebuilds what depends on it and nothing else, and -j2 is safe.
+# KSRC=/path/to/linux patches and builds a user's own clean git tree instead
+# of Debian's linux-source-6.12.
 
 BUILD := $(CURDIR)/build
-KDIR := $(BUILD)/kernel
+TREE := $(or $(KSRC),$(BUILD)/linux)
+RESULTS := $(BUILD)/results
+# Where the kselftest collections are installed side by side, with
+# kselftest's run_kselftest.sh: what the test VMs run.
+KSFT := $(BUILD)/selftests-install
+NPROC := $(shell nproc)
+# kbuild records CC in every .cmd file: once deps installed ccache, keep it.
+KCC := $(if $(shell command -v ccache),ccache gcc,gcc)
+SERIES := $(addprefix patches/,$(shell sed -e 's/\#.*//' patches/series))
+MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h)
+# The in-tree KVM selftests the VMs run: the series' own test, and upstream
+# tests whose pass shows the series breaks nothing around the TSC and nested
+# SVM.
+KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/tsc_msrs_test x86_64/svm_vmcall_test \
+	x86_64/svm_nested_shutdown_test x86_64/kvm_clock_test
+# What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
+CHECKS := tools series kernel-tree vmtest vm vm-debug merge-e2e
 
-all: kernel selftests module tools
+all: kernel module selftests tools
 
 deps:
 	scripts/deps.sh
 
-# Both scripts do nothing when their inputs have not changed.
-kernel:
-	scripts/kernel-tree.sh
-	scripts/build-kernel.sh
+# kernel-tree.sh puts the tree back at its base and applies the series.
+$(BUILD)/series.applied: patches/series $(SERIES) scripts/kernel-tree.sh | deps
+	KSRC=$(KSRC) scripts/kernel-tree.sh
+	@touch $@
 
-selftests:
-	$(MAKE) -C selftests install
+# kernel_rules(OUT, MODULE_OUT, FRAGMENTS): one variant of the test kernel,
+# its modules installed in OUT/modroot, and kvm_tsc_probe built for it.
+# kbuild leaves bzImage alone when nothing changed: touch it for make.
+define kernel_rules
+$(1)/.config: Kconfig.snippet $(3) scripts/kernel-config.sh $(BUILD)/series.applied
+	+scripts/kernel-config.sh $(TREE) $(1) $(abspath Kconfig.snippet $(3))
 
-# The in-tree KVM selftests (the series' own and upstream's) for the test VM.
-kvm-selftests: kernel
-	scripts/build-kvm-selftests.sh
+$(1)/arch/x86/boot/bzImage: $(1)/.config
+	+$(MAKE) -C $(TREE) O=$(1) CC="$(KCC)" bzImage modules >$(1)/build.log 2>&1 || \
+		{ tail -20 $(1)/build.log; echo "kernel build failed: $(1)/build.log"; exit 1; }
+	rm -rf $(1)/modroot
+	$(MAKE) -s -C $(TREE) O=$(1) INSTALL_MOD_PATH=$(1)/modroot INSTALL_MOD_STRIP=1 modules_install
+	touch $$@
 
-# checkpatch, a build after every patch and sparse, on patches/.
-series-check: kernel
-	scripts/check-series.sh
+$(2)/kvm_tsc_probe.ko: $(MODULE_SRCS) $(1)/arch/x86/boot/bzImage
+	+$(MAKE) -C module KDIR=$(1) OUT=$(2)
+	touch $$@
+endef
+$(eval $(call kernel_rules,$(BUILD)/kernel,$(BUILD)/module,configs/qemu.config))
+$(eval $(call kernel_rules,$(BUILD)/kernel-debug,$(BUILD)/module-debug,configs/qemu.config configs/debug.config))
 
-module: kernel
-	$(MAKE) -C module KDIR=$(KDIR)
+kernel: $(BUILD)/kernel/arch/x86/boot/bzImage
+module: $(BUILD)/module/kvm_tsc_probe.ko
+
+# headers_install needs no config: its own output directory keeps it out of
+# the kernel builds' way under -j.
+$(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied
+	$(MAKE) -s -C $(TREE) O=$(BUILD)/headers headers
+	touch $@
+
+# The collections, each installed by its own Makefile (this project's
+# suite also installs run_kselftest.sh), and one list for the runner: the
+# module's collection last, since its first test reads what the probe saw
+# while the others ran.
+selftests: $(BUILD)/series.applied
+	+$(MAKE) -C selftests KSRC=$(TREE) INSTALL_PATH=$(KSFT) install
+
+module-tests: selftests $(BUILD)/module/kvm_tsc_probe.ko
+	+$(MAKE) -C module/tests KSRC=$(TREE) MODULE_KO=$(BUILD)/module/kvm_tsc_probe.ko \
+		INSTALL_PATH=$(KSFT)/kvm_tsc_probe install
+
+kvm-selftests: selftests $(BUILD)/headers/usr/include/linux/kvm.h
+	+$(MAKE) -C $(TREE)/tools/testing/selftests/kvm OUTPUT=$(BUILD)/kvm-selftests \
+		KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" EXTRA_CFLAGS=-static \
+		$(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) >$(BUILD)/kvm-selftests.log 2>&1 || \
+		{ tail -20 $(BUILD)/kvm-selftests.log; exit 1; }
+	mkdir -p $(KSFT)/kvm
+	cp $(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) \
+		$(TREE)/tools/testing/selftests/kvm/settings $(KSFT)/kvm/
+
+ksft: selftests kvm-selftests module-tests
+	{ $(MAKE) -s --no-print-directory -C selftests KSRC=$(TREE) emit_tests; \
+	  printf 'kvm:%s\n' $(notdir $(KVM_TESTS)); \
+	  $(MAKE) -s --no-print-directory -C module/tests KSRC=$(TREE) emit_tests; } \
+		>$(KSFT)/kselftest-list.txt
 
 # kvm-tsc-merge and the helpers of its tests, into build/tools.
-tools:
-	$(MAKE) -C tools
+tools: | deps
+	+$(MAKE) -C tools
 
-# Boot the test kernel and run the in-VM checks and the selftests.
-vmtest: kernel kvm-selftests selftests module
-	scripts/vmtest.sh sh scripts/vm-checks.sh
+# A check always runs again, except the series check, which make keeps
+# while the patches and the config it builds with stay the same.
+$(RESULTS)/tools.tap: tools $(BUILD)/series.applied FORCE
+	scripts/result.sh run $@ env KSRC=$(TREE) tools/tsc-merge/tests/run-tests.sh $(BUILD)/tools
 
-check:
-	scripts/check.sh
+$(RESULTS)/series.tap: patches/series $(SERIES) scripts/check-series.sh $(BUILD)/kernel/.config
+	scripts/result.sh run $@ scripts/check-series.sh
 
-demo: deps kernel kvm-selftests selftests tools
-	scripts/vmtest.sh sh scripts/demo-guest.sh
+$(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
+	scripts/result.sh run $@ scripts/tests/kernel-tree-test.sh
+
+$(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/result.sh run $@ scripts/tests/vmtest-test.sh
+
+$(RESULTS)/vm.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/module/kvm_tsc_probe.ko FORCE
+	scripts/result.sh run $@ env VMTEST_DIR=$(BUILD)/vm-test \
+		scripts/vmtest.sh sh scripts/vm-checks.sh build/module/kvm_tsc_probe.ko
+
+# The debug kernel runs the suites with the probe watching; the module's
+# load/unload checks, slow under KASAN, run on the test kernel only.
+$(RESULTS)/vm-debug.tap: ksft $(BUILD)/kernel-debug/arch/x86/boot/bzImage \
+		$(BUILD)/module-debug/kvm_tsc_probe.ko FORCE
+	scripts/result.sh run $@ env KERNEL_VARIANT=debug VMTEST_DIR=$(BUILD)/vm-debug \
+		scripts/vmtest.sh sh scripts/vm-checks.sh build/module-debug/kvm_tsc_probe.ko --suites-only
+
+$(RESULTS)/merge-e2e.tap: tools ksft $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/result.sh run $@ scripts/tests/merge-e2e-test.sh
+
+# Each check's output is kept whole (-Otarget) even when two run at once;
+# a check that could not run for want of a build counts as a failure.
+check: deps
+	@mkdir -p $(RESULTS)
+	@rm -f $(addprefix $(RESULTS)/,$(filter-out series.tap,$(CHECKS:%=%.tap)))
+	@$(MAKE) --no-print-directory -k -j$(NPROC) -Otarget $(CHECKS:%=$(RESULTS)/%.tap) || true
+	@scripts/result.sh tally $(CHECKS:%=$(RESULTS)/%.tap)
+
+# The series check alone.
+series-check: $(RESULTS)/series.tap
+
+demo: deps kernel ksft tools
+	env VMTEST_DIR=$(BUILD)/demo-guest scripts/vmtest.sh build/selftests-install/kvm-tsc-trace/tsc_guest_demo
 	scripts/demo-merge.sh
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps kernel selftests kvm-selftests series-check module tools vmtest check demo clean
+FORCE:
+
+.PHONY: all deps kernel module selftests module-tests kvm-selftests ksft tools check \
+	series-check demo clean FORCE

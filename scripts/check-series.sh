@@ -1,13 +1,12 @@
 #!/bin/bash
-# check-series.sh: the review checks of patches/: checkpatch, a KVM build after every patch, sparse; prints TAP.
+# check-series.sh: the review checks of patches/: checkpatch, a KVM build after every patch, sparse; prints KTAP.
 #
 # Each patch must pass the tree's checkpatch.pl --strict with no error and no
 # warning, arch/x86/kvm must build with KVM_WERROR=y after each patch
 # (bisectable), and sparse (C=2) on arch/x86/kvm must report nothing that it
 # does not already report on the base. The patches are applied with git am to
-# a worktree of the packaged tree, built in build/kernel-series. A run that
-# passed is kept with the hash of its inputs and reprinted while they stay
-# the same, as make keeps a target whose prerequisites have not changed.
+# a worktree of the packaged tree, built in build/kernel-series. The
+# Makefile keeps the result while the patches and the config stay the same.
 
 set -u
 
@@ -16,19 +15,9 @@ set -u
 readonly WORKTREE=$BUILD_DIR/series-check
 readonly OUT=$BUILD_DIR/kernel-series
 readonly LOGS=$BUILD_DIR/series-check-logs
-readonly PASSED=$BUILD_DIR/series-check.passed
 # New files in KVM's directories are covered by MAINTAINERS as it is; the
 # warning that asks whether it needs updating is the one check left out.
 readonly CHECKPATCH_IGNORE=FILE_PATH_CHANGES
-
-inputs_hash()
-{
-	{
-		git -C "$TREE_DIR" rev-parse "$BASE_REF"
-		cat "$0" "$PATCH_DIR/series" "$KBUILD_OUT/.config"
-		series_patches | while read -r p; do cat "$PATCH_DIR/$p"; done
-	} | sha256sum | cut -d' ' -f1
-}
 
 prepare_worktree()
 {
@@ -99,6 +88,16 @@ apply_patch()
 	return 1
 }
 
+apply_and_build()
+{
+	apply_patch "$1" && build_kvm "$LOGS/build-$1.log"
+}
+
+check_sparse()
+{
+	run_sparse "$LOGS/sparse-series.log" && compare_sparse
+}
+
 compare_sparse()
 {
 	local new
@@ -115,39 +114,29 @@ run_checks()
 	local patches patch
 
 	patches=$(series_patches)
-	echo "TAP version 13"
-	echo "1..$(( $(wc -w <<<"$patches") * 2 + 1 ))"
+	ktap_print_header
+	ktap_set_plan $(( $(wc -w <<<"$patches") * 2 + 1 ))
 	prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log" ||
-		{ echo "Bail out! cannot build the base tree, see $LOGS"; return 1; }
+		ktap_exit_fail_msg "cannot build the base tree, see $LOGS"
 	for patch in $patches; do
-		check_patch_style "$patch"
-		tap_result $? "checkpatch --strict: $patch"
+		ktap_test_result "checkpatch --strict: $patch" check_patch_style "$patch"
 	done
 	for patch in $patches; do
-		apply_patch "$patch" && build_kvm "$LOGS/build-$patch.log"
-		tap_result $? "arch/x86/kvm builds with KVM_WERROR=y after $patch"
+		ktap_test_result "arch/x86/kvm builds with KVM_WERROR=y after $patch" \
+			apply_and_build "$patch"
 	done
-	run_sparse "$LOGS/sparse-series.log" && compare_sparse
-	tap_result $? "sparse on arch/x86/kvm: nothing new over the base"
+	ktap_test_result "sparse on arch/x86/kvm: nothing new over the base" check_sparse
+	ktap_finished
 }
 
 main()
 {
-	local hash
-
+	use_ktap
 	[ -d "$TREE_DIR/.git" ] && [ -f "$KBUILD_OUT/.config" ] ||
-		{ echo "1..0 # SKIP no packaged tree or test kernel config: run 'make kernel'"; exit 4; }
-	hash=$(inputs_hash)
-	if [ "$(head -1 "$PASSED" 2>/dev/null)" = "# inputs $hash" ]; then
-		echo "# unchanged since the run of $(date -r "$PASSED"), its results:"
-		tail -n +2 "$PASSED"
-		exit 0
-	fi
-	rm -rf "$LOGS" "$PASSED"
+		die "no packaged tree or test kernel config: run 'make kernel'"
+	rm -rf "$LOGS"
 	mkdir -p "$LOGS"
-	run_checks | tee "$LOGS/results.tap"
-	[ "${PIPESTATUS[0]}" = 0 ] && ! grep -q '^not ok' "$LOGS/results.tap" || exit 1
-	{ echo "# inputs $hash"; cat "$LOGS/results.tap"; } >"$PASSED"
+	run_checks
 }
 
 main "$@"

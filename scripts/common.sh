@@ -3,18 +3,14 @@
 # shellcheck shell=bash
 
 TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-. "$TOP_DIR/scripts/tap.sh"
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
-# The packaged kernel tree and the out-of-tree (O=) kernel build, one per
-# KERNEL_VARIANT (test, the default, or debug).
+# The packaged kernel tree, and the out-of-tree (O=) kernel build of
+# KERNEL_VARIANT (test, the default, or debug), as the Makefile lays them out.
 TREE_DIR=$BUILD_DIR/linux
-# The module is built for one of them at a time, in MODULE_OUT.
 if [ "${KERNEL_VARIANT:-test}" = test ]; then
 	KBUILD_OUT=$BUILD_DIR/kernel
-	MODULE_OUT=$BUILD_DIR/module
 else
 	KBUILD_OUT=$BUILD_DIR/kernel-$KERNEL_VARIANT
-	MODULE_OUT=$BUILD_DIR/module-$KERNEL_VARIANT
 fi
 PATCH_DIR=${PATCH_DIR:-$TOP_DIR/patches}
 # Where kernel-tree.sh records the commit the series goes on.
@@ -85,4 +81,15 @@ kernel_tree()
 	else
 		echo "$TREE_DIR"
 	fi
+}
+
+# kselftest's KTAP helpers, from the kernel tree: the script tests print
+# their results with them, as every other test of the project does.
+use_ktap()
+{
+	local helpers
+
+	helpers=$(kernel_tree)/tools/testing/selftests/kselftest/ktap_helpers.sh
+	[ -f "$helpers" ] || die "$helpers missing: run 'make kernel' first"
+	. "$helpers"
 }

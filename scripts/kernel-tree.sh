@@ -3,9 +3,10 @@
 #
 # Default: Debian's linux-source-6.12 unpacked once under build/linux and made a
 # git repo whose first commit names the exact version. KSRC=/path/to/linux uses
-# a user's own clean git tree instead. Rerunning with the same series does
-# nothing; a changed series is reapplied from the base commit. A patch that
-# does not apply leaves the tree at the base and says which patch and hunk.
+# a user's own clean git tree instead. The series is applied from the base
+# commit each time (the Makefile runs this when the series changes). A patch
+# that does not apply leaves the tree at the base and says which patch and
+# hunk.
 
 set -eu -o pipefail
 
@@ -132,18 +133,6 @@ check_series()
 	done
 }
 
-series_hash()
-{
-	local p
-
-	{
-		cat "$PATCH_DIR/series"
-		for p in $(series_patches); do
-			cat "$PATCH_DIR/$p"
-		done
-	} | sha256sum | cut -d' ' -f1
-}
-
 # git am stops at the first hunk that fails; report that, then undo everything.
 apply_one()
 {
@@ -158,23 +147,16 @@ apply_one()
 $(echo "$out" | grep -m3 -e '^error:' -e 'Patch failed at')"
 }
 
+# make runs this when the series changed: start again from the base.
 apply_series()
 {
-	local tree=$1 hash stamp patch
+	local tree=$1 patch
 
-	stamp=$(git_path "$tree" kvm-tsc-trace.series)
-	hash=$(series_hash)
-	if [ "$(git -C "$tree" rev-parse HEAD)" = "$(git -C "$tree" rev-parse -q --verify "$APPLIED_REF" || true)" ] &&
-	   [ "$(cat "$stamp" 2>/dev/null)" = "$hash" ]; then
-		note "$tree: series already applied"
-		return 0
-	fi
 	git -C "$tree" reset -q --hard "$BASE_REF"
 	for patch in $(series_patches); do
 		apply_one "$tree" "$patch"
 	done
 	git -C "$tree" update-ref "$APPLIED_REF" HEAD
-	echo "$hash" >"$stamp"
 	note "$tree: applied $(series_patches | wc -l) patches on $(git -C "$tree" log -1 --format=%s "$BASE_REF")"
 }
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# merge-e2e-test.sh: TAP test of kvm-tsc-merge on a real host + nested-guest trace pair recorded in the test VM: every guest marker must land right before its own port exit.
+# merge-e2e-test.sh: KTAP test of kvm-tsc-merge on a real host + nested-guest trace pair recorded in the test VM: every guest marker must land right before its own port exit.
 #
 # usage: merge-e2e-test.sh [--no-vm]
 #
@@ -79,7 +79,7 @@ run_vm()
 		run_vm_once
 		status=$?
 		sed 's/^/# /' "$VM_LOG"
-		[ "$status" = 4 ] && { echo "1..0 # SKIP $(sed -n 's/^# SKIP //p' "$VM_LOG" | head -1)"; exit 4; }
+		[ "$status" = 4 ] && { ktap_skip_all "$(sed -n 's/^# SKIP //p' "$VM_LOG" | head -1)"; exit "$KSFT_SKIP"; }
 		[ "$status" = 0 ] && return 0
 		grep -q "step 'l2-\(boot\|run\)' failed" "$VM_LOG" && [ "$attempt" -lt "$ATTEMPTS" ] || return "$status"
 		echo "# attempt $attempt failed in the nested guest; its console: $(grep -E -m1 'BUG|Oops|Kernel panic' "$EXPORT/l2-console.log" 2>/dev/null || echo 'no BUG or Oops')"
@@ -296,20 +296,22 @@ main()
 {
 	local cpus markers jump rc what
 
-	[ -f "$KBUILD_OUT/arch/x86/boot/bzImage" ] ||
-		{ echo "1..0 # SKIP no test kernel: run 'make kernel'"; exit 4; }
+	use_ktap
 	need_cmd trace-cmd trace-cmd
-	echo "TAP version 13"
+	ktap_print_header
 	if [ "${1:-}" != --no-vm ]; then
 		run_vm
 		rc=$?
 	else
 		rc=0
 	fi
-	echo "1..$PLAN"
-	[ "$rc" = 0 ] && check_exported
-	tap_result $? "the nested run in the test VM recorded and exported host.dat and guest.dat"
-	[ "$TAP_FAILED" = 0 ] || { echo "Bail out! no trace pair to check (see $VMTEST_DIR)"; exit 1; }
+	ktap_set_plan $PLAN
+	if [ "$rc" = 0 ] && check_exported; then
+		ktap_test_pass "the nested run in the test VM recorded and exported host.dat and guest.dat"
+	else
+		ktap_test_fail "the nested run in the test VM recorded and exported host.dat and guest.dat"
+		ktap_exit_fail_msg "no trace pair to check (see $VMTEST_DIR)"
+	fi
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
 	cpus=$(info_value cpus)
@@ -322,29 +324,28 @@ main()
 	report_events -i "$GUEST_DAT" >"$OUT/guest.events"
 	echo "# host.dat: $(wc -l <"$OUT/host.events") events: $(awk '{ print $4 }' "$OUT/host.events" | sort | uniq -c | sort -rn | awk '{ printf "%s %s, ", $2, $1 }')"
 	echo "# guest.dat: $(wc -l <"$OUT/guest.events") events: $(awk '{ print $4 }' "$OUT/guest.events" | sort | uniq -c | sort -rn | awk '{ printf "%s %s, ", $2, $1 }')"
-	check_guest_markers "$cpus" "$markers"
-	tap_result $? "guest.dat has $markers markers before and after the TSC write on each of $cpus vCPUs"
-	check_host_port_exits "$cpus" "$markers"
-	tap_result $? "host.dat has one kvm_exit for port 0x$PORT_HEX per marker on each vCPU"
-	check_tsc_write "$cpus" "$jump"
-	tap_result $? "host.dat has each vCPU's guest TSC write as kvm_write_tsc_offset, from the offset debugfs showed"
+	ktap_test_result "guest.dat has $markers markers before and after the TSC write on each of $cpus vCPUs" \
+		check_guest_markers "$cpus" "$markers"
+	ktap_test_result "host.dat has one kvm_exit for port 0x$PORT_HEX per marker on each vCPU" \
+		check_host_port_exits "$cpus" "$markers"
+	ktap_test_result "host.dat has each vCPU's guest TSC write as kvm_write_tsc_offset, from the offset debugfs showed" \
+		check_tsc_write "$cpus" "$jump"
 	show_trace_cmd_merge
 	if [ ! -x "$MERGE" ]; then
 		for what in "kvm-tsc-merge merges the pair and exits 0" \
 			"in the merged timeline every marker comes right before its own port exit" \
 			"the merged timeline has every vCPU's markers before and after the TSC write"; do
-			tap_result 0 "$what # SKIP $MERGE not built"
+			ktap_test_skip "$what ($MERGE not built)"
 		done
-		exit "$TAP_FAILED"
+		ktap_finished
 	fi
-	run_merge
-	tap_result $? "kvm-tsc-merge merges the pair and exits 0"
+	ktap_test_result "kvm-tsc-merge merges the pair and exits 0" run_merge
 	echo "# TIMELINE.txt: $(wc -l <"$TIMELINE") lines"
-	check_timeline_order
-	tap_result $? "in the merged timeline every marker comes right before its own port exit"
-	check_timeline_markers "$cpus" "$markers"
-	tap_result $? "the merged timeline has every vCPU's markers before and after the TSC write"
-	exit "$TAP_FAILED"
+	ktap_test_result "in the merged timeline every marker comes right before its own port exit" \
+		check_timeline_order
+	ktap_test_result "the merged timeline has every vCPU's markers before and after the TSC write" \
+		check_timeline_markers "$cpus" "$markers"
+	ktap_finished
 }
 
 main "$@"

@@ -1,7 +1,10 @@
 #!/bin/bash
-# run-tests.sh: unit tests of kvm-tsc-merge on synthetic traces that mktrace writes with the real trace-cmd (TAP).
+# run-tests.sh: unit tests of kvm-tsc-merge on synthetic traces that mktrace writes with the real trace-cmd (KTAP).
 #
 # usage: run-tests.sh [BUILD_DIR]   (default: build/tools of the project)
+#
+# Results are printed with kselftest's ktap_helpers.sh from the kernel tree
+# in KSRC (default: build/linux of the project).
 #
 # Every expected host time below is worked out by hand from the formula
 # guest = ((host * mult) >> frac) + offset, so a test fails when the tool's
@@ -16,7 +19,23 @@ readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly FORMATS=$TESTS_DIR/tracefs
 
-. "$TOP_DIR/scripts/tap.sh"
+readonly KTAP_HELPERS=${KSRC:-$TOP_DIR/build/linux}/tools/testing/selftests/kselftest/ktap_helpers.sh
+
+if [ ! -f "$KTAP_HELPERS" ]; then
+	echo "run-tests.sh: error: $KTAP_HELPERS missing: set KSRC to a kernel tree" >&2
+	exit 1
+fi
+. "$KTAP_HELPERS"
+
+# The tests are inline blocks ending in a status: report it.
+tap_result()
+{
+	if [ "$1" = 0 ]; then
+		ktap_test_pass "$2"
+	else
+		ktap_test_fail "$2"
+	fi
+}
 
 WORK=
 cleanup()
@@ -329,23 +348,23 @@ main()
 {
 	local t
 
+	ktap_print_header
 	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ]; then
-		echo "1..0 # SKIP $MERGE or $MKTRACE not built: run 'make tools'"
-		exit 4
+		ktap_skip_all "$MERGE or $MKTRACE not built: run 'make tools'"
+		exit "$KSFT_SKIP"
 	fi
-	command -v jq >/dev/null || { echo "1..0 # SKIP jq missing: run scripts/deps.sh"; exit 4; }
+	command -v jq >/dev/null || { ktap_skip_all "jq missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	echo "TAP version 13"
-	echo "1..25"
+	ktap_set_plan 25
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_json; do
 		"$t"
 	done
-	[ "$TAP_NR" = 25 ] || { echo "# ran $TAP_NR tests, planned 25"; TAP_FAILED=1; }
-	exit "$TAP_FAILED"
+	# Fails unless all 25 planned results passed or skipped.
+	ktap_finished
 }
 
 main "$@"
