@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# attach_test.sh: kvm_tsc_probe attaches to KVM's TSC tracepoints when kvm.ko loads after it, and waits when kvm.ko goes.
+#
+# Unloads the vendor module (kvm_amd or kvm_intel) and kvm, and reloads
+# the vendor module with nested=1 however the test ends.
+
+# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
+# dash and bash all have it.
+# shellcheck disable=SC3043
+
+set -u
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=probe_lib.sh
+. "$TEST_DIR/probe_lib.sh"
+
+readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"
+VENDOR=
+
+# Every TSC tracepoint shows WHERE ("kvm" or "waiting") in the attached file.
+expect_attached()
+{
+	local where="$1" event
+
+	for event in $EVENTS; do
+		grep -qx "$event $where" "$DEBUGFS/attached" && continue
+		ktap_print_msg "$event: expected '$where', attached says:"
+		sed 's/^/#   /' "$DEBUGFS/attached"
+		return 1
+	done
+}
+
+load_kvm()
+{
+	modprobe "$VENDOR" nested=1
+}
+
+unload_kvm()
+{
+	rmmod "$VENDOR" kvm
+}
+
+probe_waits()
+{
+	expect_attached waiting
+}
+
+kvm_comes()
+{
+	load_kvm && expect_attached kvm
+}
+
+kvm_goes()
+{
+	unload_kvm && expect_attached waiting
+}
+
+# Leave the probe unloaded and KVM loaded, as the test found them.
+clean_up()
+{
+	if is_loaded "$PROBE"; then
+		rmmod "$PROBE"
+	fi
+	if ! is_loaded "$VENDOR"; then
+		load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
+	fi
+}
+
+start_test
+require_probe_ko
+require_probe_unloaded
+require_debugfs
+VENDOR=$(find_kvm_vendor)
+[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
+ktap_print_msg "vendor module: $VENDOR"
+ktap_set_plan 5
+trap clean_up EXIT
+trap 'exit 1' INT TERM
+unload_kvm || ktap_exit_fail_msg "cannot unload $VENDOR and kvm"
+insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
+ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" probe_waits
+ktap_test_result "$PROBE attaches when kvm.ko loads after it" kvm_comes
+ktap_test_result "$PROBE waits again when kvm.ko goes" kvm_goes
+ktap_test_result "$PROBE attaches again when kvm.ko comes back" kvm_comes
+ktap_test_result "$PROBE unloads with kvm.ko loaded" unload_probe
+ktap_finished

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0
+# probe_lib.sh: what the kvm_tsc_probe tests share: where the module, tsc_writer and debugfs are, and the checks that skip a test (POSIX sh, sourced).
+#
+# The sourcing test sets TEST_DIR, its own directory. The installed
+# collection holds the module and ktap_helpers.sh next to the tests; the
+# kvm-tsc-trace collection, tsc_writer's, is installed beside it.
+# KVM_TSC_PROBE_KO and TSC_WRITER override where the two are looked for.
+
+# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
+# dash and bash all have it.
+# shellcheck shell=sh disable=SC3043
+# The constants below are for the tests that source this file.
+# shellcheck disable=SC2034
+
+readonly PROBE=kvm_tsc_probe
+readonly DEBUGFS_ROOT=/sys/kernel/debug
+readonly DEBUGFS=$DEBUGFS_ROOT/$PROBE
+readonly PROBE_KO="${KVM_TSC_PROBE_KO:-$TEST_DIR/$PROBE.ko}"
+readonly TSC_WRITER="${TSC_WRITER:-$TEST_DIR/../kvm-tsc-trace/tsc_writer}"
+
+# The installed copy first, then the kernel's kselftest directory that an
+# install of the kernel's own collections puts at the root.
+source_ktap_helpers()
+{
+	local f
+
+	for f in "$TEST_DIR/ktap_helpers.sh" "$TEST_DIR/../kselftest/ktap_helpers.sh"; do
+		if [ -r "$f" ]; then
+			# shellcheck source=/dev/null
+			. "$f"
+			return
+		fi
+	done
+	echo "Bail out! ktap_helpers.sh is neither in $TEST_DIR nor in $TEST_DIR/../kselftest"
+	exit 1
+}
+
+skip_all()
+{
+	ktap_skip_all "$*"
+	exit "$KSFT_SKIP"
+}
+
+is_loaded()
+{
+	grep -q "^$1 " /proc/modules
+}
+
+# Kernel messages about the probe, for when insmod or rmmod fails.
+print_probe_messages()
+{
+	dmesg 2>/dev/null | grep "$PROBE" | tail -n 5 | sed 's/^/# dmesg: /'
+}
+
+unload_probe()
+{
+	rmmod "$PROBE" || { print_probe_messages; return 1; }
+}
+
+require_root()
+{
+	[ "$(id -u)" = 0 ] || skip_all "must run as root: it loads and unloads kernel modules"
+}
+
+require_modules()
+{
+	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
+}
+
+require_probe_ko()
+{
+	[ -r "$PROBE_KO" ] || skip_all "$PROBE_KO is missing: build the module and install it with the tests"
+}
+
+# The tests that load the probe need it unloaded, and must not take it
+# from whoever loaded it.
+require_probe_unloaded()
+{
+	! is_loaded "$PROBE" ||
+		skip_all "$PROBE is already loaded by someone else: unload it first"
+}
+
+# The probe's files live there; mount it if nobody has.
+require_debugfs()
+{
+	grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts && return
+	mount -t debugfs debugfs "$DEBUGFS_ROOT" 2>/dev/null ||
+		skip_all "debugfs is not mounted on $DEBUGFS_ROOT and cannot be"
+}
+
+require_dev_kvm()
+{
+	[ -c /dev/kvm ] || skip_all "/dev/kvm is missing: no KVM on this machine"
+}
+
+# Prints kvm_amd or kvm_intel, whichever is loaded, or nothing.
+find_kvm_vendor()
+{
+	local vendor
+
+	for vendor in kvm_amd kvm_intel; do
+		is_loaded "$vendor" && echo "$vendor" && return
+	done
+}
+
+# Prints the KTAP header and skips unless modules can be loaded at all.
+start_test()
+{
+	source_ktap_helpers
+	ktap_print_header
+	require_root
+	require_modules
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# validator_test.sh: kvm_tsc_probe selftest=1 counts exactly the 9 violations planted in its known event sequence.
+
+# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
+# dash and bash all have it.
+# shellcheck disable=SC3043
+
+set -u
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=probe_lib.sh
+. "$TEST_DIR/probe_lib.sh"
+
+readonly PLANTED=9
+
+# A failed selftest fails the load, so the reason is in the kernel log.
+selftest_counts_planted()
+{
+	local rc=0
+
+	insmod "$PROBE_KO" selftest=1 || { print_probe_messages; return 1; }
+	ktap_print_msg "selftest: $(cat "$DEBUGFS/selftest")"
+	grep -q "^passed: $PLANTED violations counted" "$DEBUGFS/selftest" || rc=1
+	unload_probe || rc=1
+	return $rc
+}
+
+# If interrupted, still leave the probe unloaded for the tests after this one.
+clean_up()
+{
+	if is_loaded "$PROBE"; then
+		rmmod "$PROBE"
+	fi
+}
+
+start_test
+require_probe_ko
+require_probe_unloaded
+require_debugfs
+ktap_set_plan 1
+trap clean_up EXIT
+trap 'exit 1' INT TERM
+ktap_test_result "$PROBE selftest=1 counts exactly the $PLANTED planted violations" \
+	selftest_counts_planted
+ktap_finished

@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# watch_test.sh: kvm_tsc_probe, loaded before the other collections ran, counted no violation over them; unload it.
+#
+# Runs first in its collection, last of all collections: whoever runs the
+# collections inserts the probe before all of them, and this test reports
+# what it saw and unloads it for the tests after it.
+
+set -u
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=probe_lib.sh
+. "$TEST_DIR/probe_lib.sh"
+
+report_counters()
+{
+	sed 's/^/# counters: /' "$DEBUGFS/counters"
+	sed 's/^/# violation: /' "$DEBUGFS/violations"
+}
+
+counted_no_violation()
+{
+	grep -qx 'violations 0' "$DEBUGFS/counters"
+}
+
+start_test
+is_loaded "$PROBE" || skip_all "$PROBE was not loaded while the suites ran"
+require_debugfs
+ktap_set_plan 2
+report_counters
+ktap_test_result "$PROBE counted no violation over the suites that ran before it" \
+	counted_no_violation
+ktap_test_result "$PROBE unloads after watching them" unload_probe
+ktap_finished
