@@ -17,6 +17,10 @@ setup_mounts()
 	mount -t proc proc /proc
 	mount -t sysfs sysfs /sys
 	mount -t devtmpfs devtmpfs /dev
+	# What udev would add: kselftest's runner writes to /dev/stdout.
+	ln -s /proc/self/fd /dev/fd
+	ln -s /proc/self/fd/1 /dev/stdout
+	ln -s /proc/self/fd/2 /dev/stderr
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs /sys/kernel/tracing
 	mount -t debugfs debugfs /sys/kernel/debug

@@ -16,6 +16,8 @@ readonly KSFT=build/selftests-install
 ko=$1
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 export KVM_TSC_PROBE_KO="/ktt/$ko"
+# The test kernel has the series and a vendor module: their absence fails.
+export KTT_TEST_KERNEL=1
 if [ "${2:-}" = --suites-only ]; then
 	set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh
 else
