@@ -1,93 +1,180 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tsc_cleanup_test: the library removes a test's tracefs instance on every
- * way out: a normal exit, a failed assertion (Bail out!) and SIGTERM.
- * Each case runs in a child that reports its instance's directory.
+ * tsc_cleanup_test: the fixture's tracefs instance is gone however its test
+ * ends: it returns, fails an assertion, is killed by SIGTERM or SIGKILL,
+ * runs into the harness's timeout, or loses its harness process to a
+ * SIGKILL. Each way runs one test of tsc_cleanup_victim, a harness program
+ * with the same fixture, in a child.
  */
-#include <errno.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
-enum way_out { EXIT_NORMALLY, FAIL_ASSERTION, WAIT_FOR_SIGTERM };
+/* runner.sh runs a test from its directory, where the victim is installed too. */
+#define VICTIM "./tsc_cleanup_victim"
 
-static const char * const way_names[] = {
-	"a normal exit", "a failed assertion", "SIGTERM",
+enum way_out {
+	SEND_GO,		/* the byte it waits for: it goes on */
+	SIGTERM_TEST,		/* to the test process */
+	SIGKILL_TEST,
+	SIGKILL_HARNESS,	/* to the harness process; then EOF to the test */
+	TIME_OUT,		/* nothing: the harness kills it at its timeout */
 };
 
-static void run_child(int fd, enum way_out way)
-{
-	struct tracefs_instance *inst = trace_instance_create("cleanup");
-	char *dir = tracefs_instance_get_dir(inst);
-
-	if (!dir || write(fd, dir, strlen(dir) + 1) < 0)
-		_exit(2);
-	close(fd);
-	/* The child's TAP lines are not the test's: keep them out of stdout. */
-	if (!freopen("/dev/null", "w", stdout))
-		_exit(2);
-	if (way == FAIL_ASSERTION)
-		tap_bail_out("assertion failed on purpose");
-	if (way == WAIT_FOR_SIGTERM)
-		pause();
-	exit(0);
-}
-
-static bool check_way_out(enum way_out way)
-{
-	char dir[4096] = "";
-	int fds[2], status;
-	ssize_t len;
+struct victim {
 	pid_t pid;
+	int go_fd;
+	FILE *out;
+	char instance[TSC_INSTANCE_NAME_MAX];
+	char skip_reason[256];
+};
 
-	if (pipe(fds))
-		tap_bail_out("pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		tap_bail_out("fork: %s", strerror(errno));
-	if (!pid) {
-		close(fds[0]);
-		run_child(fds[1], way);
-	}
-	close(fds[1]);
-	len = read(fds[0], dir, sizeof(dir) - 1);
-	close(fds[0]);
-	if (len <= 0) {
-		tap_diag("the child reported no instance");
-		waitpid(pid, &status, 0);
-		return false;
-	}
-	if (access(dir, F_OK)) {
-		tap_diag("%s does not exist while the child runs", dir);
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		return false;
-	}
-	if (way == WAIT_FOR_SIGTERM)
-		kill(pid, SIGTERM);
-	waitpid(pid, &status, 0);
-	if (!access(dir, F_OK)) {
-		tap_diag("%s is still there after %s", dir, way_names[way]);
-		rmdir(dir);
-		return false;
-	}
-	return true;
-}
-
-int main(void)
+/* Run @test of the victim with its stdin and output on pipes of ours. */
+static void start_victim(struct __test_metadata *_metadata, struct victim *v, const char *test)
 {
-	enum way_out way;
+	int in[2], out[2];
 
-	trace_require_tracefs();
-	tap_plan(3);
-	for (way = EXIT_NORMALLY; way <= WAIT_FOR_SIGTERM; way++)
-		tap_ok(check_way_out(way), "the instance is removed on %s", way_names[way]);
-	return tap_finish();
+	ASSERT_EQ(0, pipe(in));
+	ASSERT_EQ(0, pipe(out));
+	v->pid = fork();
+	ASSERT_LE(0, v->pid) TH_LOG("fork: %s", strerror(errno));
+	if (!v->pid) {
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(out[1], STDERR_FILENO);
+		close(in[1]);
+		close(out[0]);
+		execl(VICTIM, VICTIM, "-t", test, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	v->go_fd = in[1];
+	v->out = fdopen(out[0], "r");
+	ASSERT_NE(NULL, v->out);
 }
+
+/* Read the victim's output up to the instance it reports, false if none. */
+static bool read_instance(struct victim *v)
+{
+	char line[512], *p;
+
+	while (fgets(line, sizeof(line), v->out)) {
+		p = strstr(line, "SKIP");
+		if (p)
+			snprintf(v->skip_reason, sizeof(v->skip_reason), "%s", p);
+		p = strstr(line, "instance=");
+		if (!p)
+			continue;
+		snprintf(v->instance, sizeof(v->instance), "%s", p + strlen("instance="));
+		v->instance[strcspn(v->instance, "\n")] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Read the victim's output to its end, which comes when all its processes
+ * have ended, and reap the harness process. Returns its wait status.
+ */
+static int finish_victim(struct victim *v)
+{
+	char line[512];
+	int status;
+
+	while (fgets(line, sizeof(line), v->out))
+		;
+	fclose(v->out);
+	waitpid(v->pid, &status, 0);
+	if (v->go_fd >= 0)
+		close(v->go_fd);
+	return status;
+}
+
+static void end_victim_test(struct __test_metadata *_metadata, struct victim *v,
+			    enum way_out way)
+{
+	int harness_pid, test_pid, fields;
+
+	fields = sscanf(v->instance, TSC_INSTANCE_FMT, &harness_pid, &test_pid);
+	ASSERT_EQ(2, fields) TH_LOG("instance name %s", v->instance);
+	switch (way) {
+	case SEND_GO:
+		ASSERT_EQ(1, write(v->go_fd, "g", 1));
+		break;
+	case SIGTERM_TEST:
+		ASSERT_EQ(0, kill(test_pid, SIGTERM));
+		break;
+	case SIGKILL_TEST:
+		ASSERT_EQ(0, kill(test_pid, SIGKILL));
+		break;
+	case SIGKILL_HARNESS:
+		ASSERT_EQ(0, kill(harness_pid, SIGKILL));
+		close(v->go_fd);
+		v->go_fd = -1;
+		break;
+	case TIME_OUT:
+		break;
+	}
+}
+
+static void check_instance_removed(struct __test_metadata *_metadata, const char *test,
+				   enum way_out way, int expected_status)
+{
+	struct victim v = { 0 };
+	bool exists;
+	int status;
+
+	start_victim(_metadata, &v, test);
+	if (!read_instance(&v)) {
+		status = finish_victim(&v);
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status) && v.skip_reason[0])
+			TH_LOG("%s -t %s: no instance, wait status %#x", VICTIM, test, status);
+		SKIP(return, "the fixture skipped: %s", v.skip_reason);
+	}
+	exists = tracefs_instance_exists(v.instance);
+	EXPECT_TRUE(exists) TH_LOG("%s does not exist while its test runs", v.instance);
+	end_victim_test(_metadata, &v, way);
+	status = finish_victim(&v);
+
+	EXPECT_EQ(expected_status, status) TH_LOG("wait status of %s -t %s", VICTIM, test);
+	exists = tracefs_instance_exists(v.instance);
+	if (exists)
+		_trace_remove_instances(v.instance);
+	EXPECT_FALSE(exists) TH_LOG("%s is still there after %s ended", v.instance, test);
+}
+
+TEST(removed_after_return)
+{
+	check_instance_removed(_metadata, "return_after_go", SEND_GO, W_EXITCODE(KSFT_PASS, 0));
+}
+
+TEST(removed_after_failed_assertion)
+{
+	check_instance_removed(_metadata, "fail_after_go", SEND_GO, W_EXITCODE(KSFT_FAIL, 0));
+}
+
+TEST(removed_after_sigterm)
+{
+	check_instance_removed(_metadata, "return_after_go", SIGTERM_TEST,
+			       W_EXITCODE(KSFT_FAIL, 0));
+}
+
+TEST(removed_after_sigkill)
+{
+	check_instance_removed(_metadata, "return_after_go", SIGKILL_TEST,
+			       W_EXITCODE(KSFT_FAIL, 0));
+}
+
+TEST(removed_after_harness_timeout)
+{
+	check_instance_removed(_metadata, "time_out", TIME_OUT, W_EXITCODE(KSFT_FAIL, 0));
+}
+
+TEST(removed_after_harness_sigkill)
+{
+	check_instance_removed(_metadata, "return_after_go", SIGKILL_HARNESS, SIGKILL);
+}
+
+TEST_HARNESS_MAIN

@@ -6,73 +6,63 @@
  * reported. The guest runs unscaled (no KVM_SET_TSC_KHZ), so the
  * multiplier is the default.
  */
-#include <stdio.h>
-#include <unistd.h>
-
-#include "guest.h"
-#include "kvm.h"
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
 /* 2^40 cycles behind the host: minutes at any TSC rate. */
 #define GUEST_OFFSET (-(1ULL << 40))
 
-static bool check_sample(const struct tsc_sample *s, uint64_t offset)
+static void guest_read_tsc(struct __test_metadata *_metadata, struct guest_vcpu *vcpu,
+			   struct tsc_sample *s)
 {
-	uint64_t low = s->host_before + offset, high = s->host_after + offset;
+	int ret = _guest_read_tsc(vcpu, s);
 
-	if (s->guest - low <= high - low)
-		return true;
-	tap_diag("guest rdtsc %llu outside [%llu, %llu] = host [%llu, %llu] + offset %lld",
-		 (unsigned long long)s->guest, (unsigned long long)low,
-		 (unsigned long long)high, (unsigned long long)s->host_before,
-		 (unsigned long long)s->host_after, (long long)offset);
-	return false;
+	ASSERT_EQ(0, ret) TH_LOG("vCPU %u: %s (exit reason %u, port %#x, size %u)", vcpu->id,
+				 strerror(-ret), vcpu->run->exit_reason, vcpu->run->io.port,
+				 vcpu->run->io.size);
 }
 
-static bool run_and_check(struct tracefs_instance *inst, struct guest_vm *vm)
+/* The guest's rdtsc on vCPU 0 against the offset of its latest event. */
+static void check_guest_tsc(struct __test_metadata *_metadata, struct _test_data_tsc *self,
+			    const char *after)
 {
+	struct tsc_event evs[TSC_MAX_EVENTS];
 	const struct tsc_event *ev;
-	struct tsc_event evs[16];
+	uint64_t low, high;
 	struct tsc_sample s;
 	int nr;
 
-	nr = trace_read_tsc_events(inst, evs, 16);
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
-	if (!ev) {
-		tap_diag("no kvm_write_tsc_offset for vCPU 0 since the last check");
-		return false;
-	}
-	guest_read_tsc(&vm->vcpus[0], &s);
-	return check_sample(&s, ev->next);
+	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset for vCPU 0 after %s", after);
+	guest_read_tsc(_metadata, &self->vm.vcpus[0], &s);
+	low = s.host_before + ev->next;
+	high = s.host_after + ev->next;
+	/* Unsigned differences: the interval may wrap around 2^64. */
+	EXPECT_LE(s.guest - low, high - low)
+		TH_LOG("guest rdtsc %llu outside [%llu, %llu] = host [%llu, %llu] + offset %lld (%s)",
+		       (unsigned long long)s.guest, (unsigned long long)low,
+		       (unsigned long long)high, (unsigned long long)s.host_before,
+		       (unsigned long long)s.host_after, (long long)ev->next, after);
 }
 
-int main(void)
+TEST_F(tsc, guest_tsc_after_creation)
 {
-	int kvm_fd = kvm_open_or_skip();
-	struct tracefs_instance *inst;
-	struct guest_vm vm;
+	tsc_create_vm(_metadata, self, 1);
+	check_guest_tsc(_metadata, self, "vCPU creation");
+}
+
+TEST_F(tsc, guest_tsc_after_offset_attr)
+{
+	struct tsc_event evs[TSC_MAX_EVENTS];
 	int ret;
 
-	trace_require_kvm_event(TSC_OFFSET_EVENT);
-	inst = trace_instance_create("formula");
-	trace_kvm_event_enable(inst, TSC_OFFSET_EVENT);
-	guest_vm_create(&vm, kvm_fd, 1);
-	tap_plan(2);
-
-	tap_ok(run_and_check(inst, &vm),
-	       "guest rdtsc = host rdtsc + offset of vCPU creation's event");
-	if (!vcpu_has_tsc_offset_attr(vm.vcpus[0].fd)) {
-		tap_skip("no KVM_VCPU_TSC_OFFSET attribute", "after KVM_VCPU_TSC_OFFSET");
-	} else {
-		ret = _vcpu_set_tsc_offset(vm.vcpus[0].fd, GUEST_OFFSET);
-		if (ret < 0)
-			tap_bail_out("KVM_VCPU_TSC_OFFSET: error %d", ret);
-		tap_ok(run_and_check(inst, &vm),
-		       "guest rdtsc = host rdtsc + offset of the KVM_VCPU_TSC_OFFSET event");
-	}
-
-	guest_vm_destroy(&vm);
-	trace_instance_remove(inst);
-	return tap_finish();
+	tsc_create_vm(_metadata, self, 1);
+	if (!vcpu_has_tsc_offset_attr(self->vm.vcpus[0].fd))
+		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
+	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	ret = _vcpu_set_tsc_offset(self->vm.vcpus[0].fd, GUEST_OFFSET);
+	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", strerror(-ret));
+	check_guest_tsc(_metadata, self, "KVM_VCPU_TSC_OFFSET");
 }
+
+TEST_HARNESS_MAIN

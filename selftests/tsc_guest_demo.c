@@ -5,25 +5,54 @@
  * then explains each event: which vCPU, the value before and after, and the
  * guest TSC that results at that moment. Not a test: it asserts nothing.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kselftest.h"
+
 #include "guest.h"
 #include "kvm.h"
-#include "tap.h"
 #include "trace.h"
 
 #define NR_VCPUS	3
 #define NEW_TSC		1000000000000ULL	/* vCPU 1's TSC after KVM_SET_MSRS */
 #define NEW_OFFSET	(-5000000000LL)		/* vCPU 2's offset: 5e9 cycles behind */
+#define MAX_EVENTS	64
 
-static const char * const tsc_events[] = {
-	[TSC_OFFSET] = TSC_OFFSET_EVENT,
-	[TSC_MULTIPLIER] = TSC_MULTIPLIER_EVENT,
-	[TSC_NESTED] = NESTED_TSC_EVENT,
-};
+/* The demo's instance, removed on every way out but a kill. */
+static struct tracefs_instance *inst;
+
+static __noreturn void fail(const char *what, int err)
+{
+	_trace_instance_remove(inst);
+	ksft_exit_fail_msg("%s: %s\n", what, strerror(-err));
+}
+
+/* Records with the host TSC as clock, and only this process's events. */
+static void create_instance(void)
+{
+	char name[32];
+	int ret;
+
+	snprintf(name, sizeof(name), "ktt-demo-%d", getpid());
+	inst = tracefs_instance_create(name);
+	if (!inst)
+		ksft_exit_fail_msg("cannot create tracefs instance %s: %s\n", name,
+				   strerror(errno));
+	if (_trace_set_clock(inst, TRACE_TSC_CLOCK)) {
+		_trace_instance_remove(inst);
+		ksft_exit_skip("trace clock %s is not available\n", TRACE_TSC_CLOCK);
+	}
+	if (!trace_clock_is(inst, TRACE_TSC_CLOCK))
+		fail("trace_clock after writing " TRACE_TSC_CLOCK, -EINVAL);
+	ret = _trace_set_event_pid(inst, getpid());
+	if (ret)
+		fail("set_event_pid", ret);
+	printf("Recording in instance %s with trace_clock %s:\n", name, TRACE_TSC_CLOCK);
+}
 
 /* What the events said so far, per vCPU, to compute the guest TSC. */
 struct vcpu_state {
@@ -36,17 +65,21 @@ static struct vcpu_state state[GUEST_MAX_VCPUS];
 /* The guest's last rdtsc on each vCPU, checked against the events at the end. */
 static struct tsc_sample last_sample[GUEST_MAX_VCPUS];
 
-static void enable_tsc_events(struct tracefs_instance *inst)
+static void enable_tsc_events(void)
 {
-	unsigned int i;
+	const char *event;
+	int kind, ret;
 
-	for (i = 0; i < sizeof(tsc_events) / sizeof(tsc_events[0]); i++) {
-		if (!trace_kvm_event_exists(tsc_events[i])) {
-			printf("  kvm:%s: not in this kernel\n", tsc_events[i]);
+	for (kind = 0; kind < TSC_NR_KINDS; kind++) {
+		event = tsc_event_types[kind].name;
+		if (!trace_kvm_event_exists(event)) {
+			printf("  kvm:%s: not in this kernel\n", event);
 			continue;
 		}
-		trace_kvm_event_enable(inst, tsc_events[i]);
-		printf("  kvm:%s: enabled\n", tsc_events[i]);
+		ret = _trace_enable_event(inst, event);
+		if (ret)
+			fail("enabling an event", ret);
+		printf("  kvm:%s: enabled\n", event);
 	}
 }
 
@@ -54,19 +87,21 @@ static uint64_t guest_tsc_at(const struct vcpu_state *s, uint64_t host_tsc)
 {
 	if (!s->multiplier)
 		return host_tsc + s->offset;
-	return (uint64_t)(((unsigned __int128)host_tsc * s->multiplier) >> s->frac_bits) +
+	return (uint64_t)(((__uint128_t)host_tsc * s->multiplier) >> s->frac_bits) +
 	       s->offset;
 }
 
 static void run_all_vcpus(struct guest_vm *vm, const char *when)
 {
 	struct tsc_sample *s;
-	int i;
+	int i, ret;
 
 	printf("\nGuest rdtsc %s (host TSC read just before and after each run):\n", when);
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		s = &last_sample[i];
-		guest_read_tsc(&vm->vcpus[i], s);
+		ret = _guest_read_tsc(&vm->vcpus[i], s);
+		if (ret)
+			fail("running the guest", ret);
 		printf("  vCPU %d: host %" PRIu64 " .. %" PRIu64 ", guest %" PRIu64 "\n",
 		       i, s->host_before, s->host_after, s->guest);
 	}
@@ -95,7 +130,9 @@ static void change_tsc(struct guest_vm *vm)
 	int ret;
 
 	printf("\nvCPU 1: KVM_SET_MSRS(IA32_TSC = %llu)\n", NEW_TSC);
-	vcpu_set_msr(vm->vcpus[1].fd, MSR_IA32_TSC, NEW_TSC);
+	ret = _vcpu_set_msr(vm->vcpus[1].fd, MSR_IA32_TSC, NEW_TSC);
+	if (ret)
+		fail("KVM_SET_MSRS(IA32_TSC)", ret);
 	if (!vcpu_has_tsc_offset_attr(vm->vcpus[2].fd)) {
 		printf("vCPU 2: KVM_VCPU_TSC_OFFSET not supported by this kernel\n");
 		return;
@@ -118,11 +155,10 @@ static void explain_multiplier(const struct tsc_event *ev, struct vcpu_state *s)
 {
 	s->multiplier = ev->next;
 	s->frac_bits = ev->frac_bits;
-	printf("  L1 multiplier %" PRIu64 " -> %" PRIu64 " with %u fractional bits (%s)"
-	       ", so at this moment the guest TSC is %" PRIu64 "\n",
+	printf("  L1 multiplier %" PRIu64 " -> %" PRIu64 " with %u fractional bits (%s), ",
 	       ev->prev, ev->next, ev->frac_bits,
-	       ev->next == 1ULL << ev->frac_bits ? "x1, no scaling" : "scaled",
-	       guest_tsc_at(s, ev->ts));
+	       ev->next == 1ULL << ev->frac_bits ? "x1, no scaling" : "scaled");
+	printf("so at this moment the guest TSC is %" PRIu64 "\n", guest_tsc_at(s, ev->ts));
 }
 
 static void explain_nested(const struct tsc_event *ev)
@@ -136,7 +172,8 @@ static void explain_event(const struct tsc_event *ev)
 {
 	struct vcpu_state *s = &state[ev->vcpu_id % GUEST_MAX_VCPUS];
 
-	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", ev->ts, ev->vcpu_id, tsc_events[ev->kind]);
+	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", ev->ts, ev->vcpu_id,
+	       tsc_event_types[ev->kind].name);
 	if (ev->kind == TSC_OFFSET)
 		explain_offset(ev, s);
 	else if (ev->kind == TSC_MULTIPLIER)
@@ -147,31 +184,37 @@ static void explain_event(const struct tsc_event *ev)
 
 int main(void)
 {
-	int kvm_fd = kvm_open_or_skip();
-	struct tracefs_instance *inst = trace_instance_create("demo");
-	struct tsc_event evs[64];
+	struct tsc_event evs[MAX_EVENTS];
 	struct guest_vm vm;
-	int i, nr;
+	int kvm_fd, i, nr, ret;
 
-	printf("Recording in instance %s with trace_clock x86-tsc:\n",
-	       tracefs_instance_get_name(inst));
-	enable_tsc_events(inst);
+	if (geteuid() || !tracefs_tracing_dir())
+		ksft_exit_skip("needs root and a mounted tracefs\n");
+	kvm_fd = _kvm_open();
+	if (kvm_fd < 0)
+		ksft_exit_skip("cannot open %s: %s\n", KVM_DEV_PATH, strerror(-kvm_fd));
+	create_instance();
+	enable_tsc_events();
 
 	printf("\nCreating a VM with %d vCPUs running a real-mode rdtsc loop\n", NR_VCPUS);
-	guest_vm_create(&vm, kvm_fd, NR_VCPUS);
+	ret = _guest_vm_create(&vm, kvm_fd, NR_VCPUS);
+	if (ret)
+		fail("creating the VM", ret);
 	run_all_vcpus(&vm, "after creation");
 	change_tsc(&vm);
 	run_all_vcpus(&vm, "after the change");
 	tracefs_trace_off(inst);
 
 	printf("\nThe events, in host TSC order (timestamps are host TSC cycles):\n");
-	nr = trace_read_tsc_events(inst, evs, 64);
+	nr = _trace_read_tsc_events(inst, evs, MAX_EVENTS);
+	if (nr < 0)
+		fail("reading the events", nr);
 	for (i = 0; i < nr; i++)
 		explain_event(&evs[i]);
 	compare_samples(vm.nr_vcpus);
 
 	guest_vm_destroy(&vm);
-	trace_instance_remove(inst);
+	_trace_instance_remove(inst);
 	close(kvm_fd);
 	return 0;
 }

@@ -4,14 +4,7 @@
  * enabled them and nowhere else: a second instance without the event, and
  * the top-level buffer, record nothing of them.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "kvm.h"
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
 #define NR_VCPUS	2
 #define TSC_VALUE	1000000000000ULL
@@ -20,8 +13,8 @@
 static long long top_level_entries(void)
 {
 	long nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
-	long long total = 0;
 	char file[64], *stats, *entries;
+	long long total = 0;
 	long cpu;
 
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
@@ -53,49 +46,55 @@ static const char *top_level_busy(void)
 	return busy;
 }
 
-static void write_tsc(int kvm_fd)
+/* vCPU creation and an IA32_TSC write: one offset event each per vCPU. */
+static void write_tsc(struct __test_metadata *_metadata, struct _test_data_tsc *self)
 {
-	int vcpu_fds[NR_VCPUS], vm_fd, i;
+	int i;
 
-	vm_fd = vm_create(kvm_fd);
-	vm_create_vcpus(vm_fd, NR_VCPUS, vcpu_fds);
-	for (i = 0; i < NR_VCPUS; i++) {
-		vcpu_set_msr(vcpu_fds[i], MSR_IA32_TSC, TSC_VALUE);
-		close(vcpu_fds[i]);
-	}
-	close(vm_fd);
+	tsc_create_vm(_metadata, self, NR_VCPUS);
+	for (i = 0; i < NR_VCPUS; i++)
+		vcpu_set_msr(_metadata, self->vm.vcpus[i].fd, MSR_IA32_TSC, TSC_VALUE);
 }
 
-int main(void)
+TEST_F(tsc, dedicated_instance_records_events)
 {
-	int kvm_fd = kvm_open_or_skip();
-	struct tracefs_instance *inst, *other;
-	const char *busy;
-	long long before;
+	struct tsc_event evs[TSC_MAX_EVENTS];
+	int i, nr;
+
+	write_tsc(_metadata, self);
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	for (i = 0; i < NR_VCPUS; i++)
+		EXPECT_EQ(2, tsc_count_events(evs, nr, TSC_OFFSET, i))
+			TH_LOG("kvm_write_tsc_offset events of vCPU %d in %s", i, self->instance);
+}
+
+TEST_F(tsc, other_instance_records_none)
+{
+	struct tsc_event evs[TSC_MAX_EVENTS];
+	struct tracefs_instance *other;
+	char name[TSC_INSTANCE_NAME_MAX + 8];
 	int nr;
 
-	trace_require_kvm_event(TSC_OFFSET_EVENT);
-	inst = trace_instance_create("isolation");
-	other = trace_instance_create("isolation-other");
-	trace_kvm_event_enable(inst, TSC_OFFSET_EVENT);
-	busy = top_level_busy();
-	tap_plan(3);
-
-	before = top_level_entries();
-	write_tsc(kvm_fd);
-	nr = trace_count_tsc_events(inst);
-	/* Creation and IA32_TSC write one offset each per vCPU. */
-	tap_ok(tap_check_u64(2 * NR_VCPUS, nr, "events in the dedicated instance"),
-	       "the dedicated instance records the events");
-	tap_ok(tap_check_u64(0, trace_count_tsc_events(other), "events in the other instance"),
-	       "an instance without the event enabled records none");
-	if (busy)
-		tap_skip(busy, "the top-level buffer records none");
-	else
-		tap_ok(tap_check_u64(before, top_level_entries(), "top-level buffer entries"),
-		       "the top-level buffer records none");
-
-	trace_instance_remove(other);
-	trace_instance_remove(inst);
-	return tap_finish();
+	/* Named after the fixture's, so that the teardown removes it too. */
+	snprintf(name, sizeof(name), "%s-other", self->instance);
+	other = tracefs_instance_create(name);
+	ASSERT_NE(NULL, other) TH_LOG("cannot create tracefs instance %s: %s", name,
+				      strerror(errno));
+	write_tsc(_metadata, self);
+	nr = _trace_read_tsc_events(other, evs, TSC_MAX_EVENTS);
+	EXPECT_EQ(0, nr) TH_LOG("TSC events in %s, which enabled none", name);
 }
+
+TEST_F(tsc, top_level_records_none)
+{
+	const char *busy = top_level_busy();
+	long long before;
+
+	if (busy)
+		SKIP(return, "%s", busy);
+	before = top_level_entries();
+	write_tsc(_metadata, self);
+	EXPECT_EQ(before, top_level_entries()) TH_LOG("top-level buffer entries");
+}
+
+TEST_HARNESS_MAIN

@@ -5,94 +5,71 @@
  * 32 with kvm_amd); with TSC scaling, KVM_SET_TSC_KHZ writes the ratio
  * (1 << frac_bits) * guest kHz / host kHz that KVM computes.
  */
-#include <errno.h>
-#include <string.h>
 #include <sys/ioctl.h>
-#include <unistd.h>
-#include <linux/kvm.h>
 
-#include "kvm.h"
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
-static unsigned int vendor_frac_bits(void)
+static unsigned int vendor_frac_bits(const char *module)
 {
-	if (!access("/sys/module/kvm_intel", F_OK))
-		return 48;
-	if (!access("/sys/module/kvm_amd", F_OK))
-		return 32;
-	tap_skip_all("neither kvm_intel nor kvm_amd is loaded");
+	return strcmp(module, "kvm_intel") ? 32 : 48;
 }
 
-static bool check_creation(const struct tsc_event *ev, unsigned int frac_bits)
+TEST_F(tsc, multiplier_at_creation)
 {
-	bool ok;
-
-	if (!ev) {
-		tap_diag("no kvm_write_tsc_multiplier at vCPU creation");
-		return false;
-	}
-	ok = tap_check_u64(frac_bits, ev->frac_bits, "frac_bits");
-	ok &= tap_check_u64(0, ev->prev, "previous multiplier");
-	ok &= tap_check_u64(1ULL << frac_bits, ev->next, "next multiplier");
-	return ok;
-}
-
-static bool check_set_tsc_khz(struct tracefs_instance *inst, int vcpu_fd, unsigned int frac_bits)
-{
+	struct tsc_event evs[TSC_MAX_EVENTS];
+	const char *module = kvm_vendor_module();
 	const struct tsc_event *ev;
-	struct tsc_event evs[16];
-	uint64_t expected;
-	int host_khz, guest_khz, nr;
-
-	host_khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ, 0);
-	if (host_khz <= 0)
-		tap_bail_out("KVM_GET_TSC_KHZ: %s", strerror(errno));
-	guest_khz = host_khz / 2;
-	if (ioctl(vcpu_fd, KVM_SET_TSC_KHZ, guest_khz) < 0) {
-		tap_diag("KVM_SET_TSC_KHZ(%d): %s", guest_khz, strerror(errno));
-		return false;
-	}
-	expected = ((unsigned __int128)1 << frac_bits) * guest_khz / host_khz;
-	nr = trace_read_tsc_events(inst, evs, 16);
-	ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
-	if (!ev) {
-		tap_diag("no kvm_write_tsc_multiplier after KVM_SET_TSC_KHZ");
-		return false;
-	}
-	return tap_check_u64(1ULL << frac_bits, ev->prev, "previous multiplier") &
-	       tap_check_u64(expected, ev->next, "multiplier for %d kHz on a %d kHz host",
-			     guest_khz, host_khz);
-}
-
-int main(void)
-{
-	int kvm_fd = kvm_open_or_skip();
-	struct tracefs_instance *inst;
 	unsigned int frac_bits;
-	struct tsc_event evs[16];
-	int vm_fd, vcpu_fd, nr;
+	int nr;
 
-	trace_require_kvm_event(TSC_MULTIPLIER_EVENT);
-	frac_bits = vendor_frac_bits();
-	inst = trace_instance_create("multiplier");
-	trace_kvm_event_enable(inst, TSC_MULTIPLIER_EVENT);
-	tap_plan(2);
+	if (tsc_event_missing(_metadata, TSC_MULTIPLIER_EVENT))
+		SKIP(return, TSC_MISSING_EVENT, TSC_MULTIPLIER_EVENT);
+	if (!module)
+		SKIP(return, "neither kvm_intel nor kvm_amd is loaded");
+	frac_bits = vendor_frac_bits(module);
 
-	vm_fd = vm_create(kvm_fd);
-	vcpu_fd = vcpu_create(vm_fd, 0);
-	nr = trace_read_tsc_events(inst, evs, 16);
-	tap_ok(check_creation(tsc_last_event(evs, nr, TSC_MULTIPLIER, 0), frac_bits),
-	       "vCPU creation: multiplier 0 -> 1 << %u", frac_bits);
-	if (ioctl(kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) <= 0)
-		tap_skip("the host has no TSC scaling (KVM_CAP_TSC_CONTROL)",
-			 "KVM_SET_TSC_KHZ writes the computed ratio");
-	else
-		tap_ok(check_set_tsc_khz(inst, vcpu_fd, frac_bits),
-		       "KVM_SET_TSC_KHZ writes the computed ratio");
-
-	close(vcpu_fd);
-	close(vm_fd);
-	trace_instance_remove(inst);
-	return tap_finish();
+	tsc_create_vm(_metadata, self, 1);
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
+	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_multiplier at vCPU creation");
+	EXPECT_EQ(frac_bits, ev->frac_bits) TH_LOG("frac_bits with %s", module);
+	EXPECT_EQ(0, ev->prev) TH_LOG("previous multiplier");
+	EXPECT_EQ(1ULL << frac_bits, ev->next) TH_LOG("next multiplier");
 }
+
+TEST_F(tsc, set_tsc_khz_writes_ratio)
+{
+	struct tsc_event evs[TSC_MAX_EVENTS];
+	const char *module = kvm_vendor_module();
+	int vcpu_fd, host_khz, guest_khz, nr;
+	const struct tsc_event *ev;
+	unsigned int frac_bits;
+	uint64_t expected;
+
+	if (tsc_event_missing(_metadata, TSC_MULTIPLIER_EVENT))
+		SKIP(return, TSC_MISSING_EVENT, TSC_MULTIPLIER_EVENT);
+	if (!module)
+		SKIP(return, "neither kvm_intel nor kvm_amd is loaded");
+	if (ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) <= 0)
+		SKIP(return, "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)");
+	frac_bits = vendor_frac_bits(module);
+
+	tsc_create_vm(_metadata, self, 1);
+	vcpu_fd = self->vm.vcpus[0].fd;
+	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	host_khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	ASSERT_LT(0, host_khz) TH_LOG("KVM_GET_TSC_KHZ: %s", strerror(errno));
+	guest_khz = host_khz / 2;
+	ASSERT_EQ(0, ioctl(vcpu_fd, KVM_SET_TSC_KHZ, guest_khz))
+		TH_LOG("KVM_SET_TSC_KHZ(%d): %s", guest_khz, strerror(errno));
+
+	expected = ((__uint128_t)1 << frac_bits) * guest_khz / host_khz;
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
+	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_multiplier after KVM_SET_TSC_KHZ");
+	EXPECT_EQ(1ULL << frac_bits, ev->prev) TH_LOG("previous multiplier");
+	EXPECT_EQ(expected, ev->next)
+		TH_LOG("multiplier for %d kHz on a %d kHz host", guest_khz, host_khz);
+}
+
+TEST_HARNESS_MAIN

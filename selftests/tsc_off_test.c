@@ -4,70 +4,44 @@
  * instance, TSC writes record nothing; and an instance can be removed while
  * a VM that wrote events into it still lives, with KVM carrying on.
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include <limits.h>
 
-#include "kvm.h"
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
 #define TSC_VALUE 1000000000000ULL
 
-static void test_disabled(int kvm_fd)
+TEST_F(tsc, disabled_event_records_nothing)
 {
-	struct tracefs_instance *inst = trace_instance_create("off");
-	int vm_fd, vcpu_fd;
-	bool ok;
+	struct tsc_event evs[TSC_MAX_EVENTS];
+	int ret, nr;
 
-	trace_kvm_event_enable(inst, TSC_OFFSET_EVENT);
-	if (tracefs_event_disable(inst, "kvm", TSC_OFFSET_EVENT) < 0)
-		tap_bail_out("cannot disable kvm:%s: %s", TSC_OFFSET_EVENT, strerror(errno));
-	vm_fd = vm_create(kvm_fd);
-	vcpu_fd = vcpu_create(vm_fd, 0);
-	vcpu_set_msr(vcpu_fd, MSR_IA32_TSC, TSC_VALUE);
-	ok = tap_check_u64(0, trace_count_tsc_events(inst), "events with the event disabled");
-	tap_ok(ok, "a disabled kvm_write_tsc_offset records nothing on vCPU creation and IA32_TSC");
-	close(vcpu_fd);
-	close(vm_fd);
-	trace_instance_remove(inst);
+	ret = _trace_disable_event(self->inst, TSC_OFFSET_EVENT);
+	ASSERT_EQ(0, ret) TH_LOG("cannot disable kvm:%s: %s", TSC_OFFSET_EVENT, strerror(-ret));
+	tsc_create_vm(_metadata, self, 1);
+	vcpu_set_msr(_metadata, self->vm.vcpus[0].fd, MSR_IA32_TSC, TSC_VALUE);
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	EXPECT_EQ(0, tsc_count_events(evs, nr, TSC_OFFSET, 0))
+		TH_LOG("disabled kvm_write_tsc_offset events of vCPU creation and IA32_TSC");
 }
 
-static void test_remove_with_live_vm(int kvm_fd)
+TEST_F(tsc, remove_instance_with_live_vm)
 {
-	struct tracefs_instance *inst = trace_instance_create("remove");
-	char *dir = tracefs_instance_get_dir(inst);
-	int vm_fd, vcpu_fd, ret;
-	bool ok = true;
+	char dir[PATH_MAX], *inst_dir;
+	int ret;
 
-	trace_kvm_event_enable(inst, TSC_OFFSET_EVENT);
-	vm_fd = vm_create(kvm_fd);
-	vcpu_fd = vcpu_create(vm_fd, 0);
-	trace_instance_remove(inst);
-	if (!access(dir, F_OK) || errno != ENOENT) {
-		tap_diag("%s still exists after removal", dir);
-		ok = false;
-	}
-	ret = _vcpu_set_msr(vcpu_fd, MSR_IA32_TSC, TSC_VALUE);
-	if (ret < 0) {
-		tap_diag("KVM_SET_MSRS after the removal: %s", strerror(-ret));
-		ok = false;
-	}
-	tap_ok(ok, "an instance is removed while its VM lives, and KVM carries on");
-	tracefs_put_tracing_file(dir);
-	close(vcpu_fd);
-	close(vm_fd);
+	inst_dir = tracefs_instance_get_dir(self->inst);
+	ASSERT_NE(NULL, inst_dir);
+	snprintf(dir, sizeof(dir), "%s", inst_dir);
+	tracefs_put_tracing_file(inst_dir);
+	tsc_create_vm(_metadata, self, 1);
+
+	ret = _trace_instance_remove(self->inst);
+	self->inst = NULL;
+	EXPECT_EQ(0, ret) TH_LOG("cannot remove %s: %s", dir, strerror(-ret));
+	ret = access(dir, F_OK) ? errno : 0;
+	EXPECT_EQ(ENOENT, ret) TH_LOG("%s is still there after its removal", dir);
+	ret = _vcpu_set_msr(self->vm.vcpus[0].fd, MSR_IA32_TSC, TSC_VALUE);
+	EXPECT_EQ(0, ret) TH_LOG("KVM_SET_MSRS after the removal: %s", strerror(-ret));
 }
 
-int main(void)
-{
-	int kvm_fd = kvm_open_or_skip();
-
-	trace_require_kvm_event(TSC_OFFSET_EVENT);
-	tap_plan(2);
-	test_disabled(kvm_fd);
-	test_remove_with_live_vm(kvm_fd);
-	close(kvm_fd);
-	return tap_finish();
-}
+TEST_HARNESS_MAIN

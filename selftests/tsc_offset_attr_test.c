@@ -4,69 +4,54 @@
  * a kvm_write_tsc_offset with next = X and previous = the offset before,
  * for a negative X (two's complement) and then a positive one.
  */
-#include <string.h>
-#include <unistd.h>
-
-#include "kvm.h"
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
 static const uint64_t offsets[] = { -(1ULL << 40), 1ULL << 36 };
 
-static bool set_and_check(struct tracefs_instance *inst, int vcpu_fd, uint64_t prev,
-			  uint64_t offset)
+/* Every offset is checked, even after another one failed. */
+static void set_and_check(struct __test_metadata *_metadata, struct _test_data_tsc *self,
+			  uint64_t prev, uint64_t offset)
 {
+	struct tsc_event evs[TSC_MAX_EVENTS];
 	const struct tsc_event *ev;
-	struct tsc_event evs[16];
 	int ret, nr;
-	bool ok;
 
-	ret = _vcpu_set_tsc_offset(vcpu_fd, offset);
-	if (ret < 0) {
-		tap_diag("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", strerror(-ret));
-		return false;
-	}
-	nr = trace_read_tsc_events(inst, evs, 16);
-	ok = tap_check_u64(1, nr, "kvm_write_tsc_offset events");
+	ret = _vcpu_set_tsc_offset(self->vm.vcpus[0].fd, offset);
+	EXPECT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET = %lld): %s",
+				 (long long)offset, strerror(-ret));
+	if (ret)
+		return;
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	EXPECT_EQ(1, tsc_count_events(evs, nr, TSC_OFFSET, 0))
+		TH_LOG("kvm_write_tsc_offset events of KVM_VCPU_TSC_OFFSET = %lld",
+		       (long long)offset);
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
 	if (!ev)
-		return false;
-	ok &= tap_check_u64(offset, ev->next, "next offset");
-	ok &= tap_check_u64(prev, ev->prev, "previous offset");
-	return ok;
+		return;
+	EXPECT_EQ(offset, ev->next) TH_LOG("next offset");
+	EXPECT_EQ(prev, ev->prev) TH_LOG("previous offset, before %lld", (long long)offset);
 }
 
-int main(void)
+TEST_F(tsc, offset_attr_writes_offset)
 {
-	int kvm_fd = kvm_open_or_skip();
-	struct tracefs_instance *inst;
-	struct tsc_event evs[16];
-	uint64_t prev;
-	int vm_fd, vcpu_fd, nr;
+	struct tsc_event evs[TSC_MAX_EVENTS];
+	const struct tsc_event *ev;
 	unsigned int i;
+	uint64_t prev;
+	int nr;
 
-	trace_require_kvm_event(TSC_OFFSET_EVENT);
-	inst = trace_instance_create("offset-attr");
-	trace_kvm_event_enable(inst, TSC_OFFSET_EVENT);
-	vm_fd = vm_create(kvm_fd);
-	vcpu_fd = vcpu_create(vm_fd, 0);
-	if (!vcpu_has_tsc_offset_attr(vcpu_fd))
-		tap_skip_all("KVM has no KVM_VCPU_TSC_OFFSET attribute");
-	tap_plan(2);
+	tsc_create_vm(_metadata, self, 1);
+	if (!vcpu_has_tsc_offset_attr(self->vm.vcpus[0].fd))
+		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
+	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset at vCPU creation");
 
-	nr = trace_read_tsc_events(inst, evs, 16);
-	if (!nr)
-		tap_bail_out("no kvm_write_tsc_offset at vCPU creation");
-	prev = evs[nr - 1].next;
-	for (i = 0; i < 2; i++) {
-		tap_ok(set_and_check(inst, vcpu_fd, prev, offsets[i]),
-		       "KVM_VCPU_TSC_OFFSET = %lld: next is it, previous the offset before",
-		       (long long)offsets[i]);
+	prev = ev->next;
+	for (i = 0; i < ARRAY_SIZE(offsets); i++) {
+		set_and_check(_metadata, self, prev, offsets[i]);
 		prev = offsets[i];
 	}
-
-	close(vcpu_fd);
-	close(vm_fd);
-	trace_instance_remove(inst);
-	return tap_finish();
 }
+
+TEST_HARNESS_MAIN

@@ -5,77 +5,56 @@
  * offset, and whose next offset is what KVM_GET_DEVICE_ATTR(
  * KVM_VCPU_TSC_OFFSET) then returns.
  */
-#include <string.h>
-#include <unistd.h>
-
-#include "kvm.h"
-#include "tap.h"
-#include "trace.h"
+#include "tsc_fixture.h"
 
 #define NR_VCPUS 2
 
 /* More than a second of cycles apart, so KVM does not synchronize them. */
 static const uint64_t tsc_values[NR_VCPUS] = { 1000000000000ULL, 5000000000000ULL };
 
-static bool check_vcpu(int vcpu_fd, int id, uint64_t last_next,
-		       const struct tsc_event *evs, int nr)
+/* Every vCPU is checked, even after another one failed. */
+static void check_vcpu(struct __test_metadata *_metadata, int vcpu_fd, unsigned int id,
+		       uint64_t last_next, const struct tsc_event *evs, int nr)
 {
 	const struct tsc_event *ev = tsc_last_event(evs, nr, TSC_OFFSET, id);
 	uint64_t offset;
 	int ret;
-	bool ok;
 
-	ok = tap_check_u64(1, tsc_count_events(evs, nr, TSC_OFFSET, id),
-			   "vCPU %d: kvm_write_tsc_offset events", id);
+	EXPECT_EQ(1, tsc_count_events(evs, nr, TSC_OFFSET, id))
+		TH_LOG("vCPU %u: kvm_write_tsc_offset events of KVM_SET_MSRS(IA32_TSC)", id);
 	if (!ev)
-		return false;
+		return;
 	ret = _vcpu_get_tsc_offset(vcpu_fd, &offset);
-	if (ret < 0) {
-		tap_diag("vCPU %d: KVM_GET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", id, strerror(-ret));
-		return false;
-	}
-	ok &= tap_check_u64(last_next, ev->prev, "vCPU %d: previous offset", id);
-	ok &= tap_check_u64(offset, ev->next, "vCPU %d: next offset against KVM_VCPU_TSC_OFFSET", id);
-	return ok;
+	EXPECT_EQ(0, ret) TH_LOG("vCPU %u: KVM_GET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", id,
+				 strerror(-ret));
+	EXPECT_EQ(last_next, ev->prev) TH_LOG("vCPU %u: previous offset", id);
+	if (!ret)
+		EXPECT_EQ(offset, ev->next)
+			TH_LOG("vCPU %u: next offset against KVM_VCPU_TSC_OFFSET", id);
 }
 
-int main(void)
+TEST_F(tsc, set_msr_writes_offset)
 {
-	int kvm_fd = kvm_open_or_skip();
+	struct tsc_event evs[TSC_MAX_EVENTS];
 	uint64_t last_next[NR_VCPUS];
-	struct tracefs_instance *inst;
 	const struct tsc_event *ev;
-	int vcpu_fds[NR_VCPUS];
-	struct tsc_event evs[64];
-	int vm_fd, i, nr;
+	int i, nr;
 
-	trace_require_kvm_event(TSC_OFFSET_EVENT);
-	inst = trace_instance_create("set-msr");
-	trace_kvm_event_enable(inst, TSC_OFFSET_EVENT);
-	vm_fd = vm_create(kvm_fd);
-	vm_create_vcpus(vm_fd, NR_VCPUS, vcpu_fds);
-	if (!vcpu_has_tsc_offset_attr(vcpu_fds[0]))
-		tap_skip_all("KVM has no KVM_VCPU_TSC_OFFSET attribute to compare with");
-	tap_plan(NR_VCPUS);
-
-	nr = trace_read_tsc_events(inst, evs, 64);
+	tsc_create_vm(_metadata, self, NR_VCPUS);
+	if (!vcpu_has_tsc_offset_attr(self->vm.vcpus[0].fd))
+		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute to compare with");
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++) {
 		ev = tsc_last_event(evs, nr, TSC_OFFSET, i);
-		if (!ev)
-			tap_bail_out("no kvm_write_tsc_offset at the creation of vCPU %d", i);
+		ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset at the creation of vCPU %d", i);
 		last_next[i] = ev->next;
 	}
-	for (i = 0; i < NR_VCPUS; i++)
-		vcpu_set_msr(vcpu_fds[i], MSR_IA32_TSC, tsc_values[i]);
-	nr = trace_read_tsc_events(inst, evs, 64);
-	for (i = 0; i < NR_VCPUS; i++)
-		tap_ok(check_vcpu(vcpu_fds[i], i, last_next[i], evs, nr),
-		       "vCPU %d: KVM_SET_MSRS(IA32_TSC = %llu): previous = last next, next = KVM_VCPU_TSC_OFFSET",
-		       i, (unsigned long long)tsc_values[i]);
 
 	for (i = 0; i < NR_VCPUS; i++)
-		close(vcpu_fds[i]);
-	close(vm_fd);
-	trace_instance_remove(inst);
-	return tap_finish();
+		vcpu_set_msr(_metadata, self->vm.vcpus[i].fd, MSR_IA32_TSC, tsc_values[i]);
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	for (i = 0; i < NR_VCPUS; i++)
+		check_vcpu(_metadata, self->vm.vcpus[i].fd, i, last_next[i], evs, nr);
 }
+
+TEST_HARNESS_MAIN

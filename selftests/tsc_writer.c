@@ -9,33 +9,50 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "kselftest.h"
 
 #include "kvm.h"
-#include "tap.h"
 
 #define NR_VCPUS 2
 
+static int create_vcpu(int vm_fd, unsigned int id)
+{
+	int fd = _vcpu_create(vm_fd, id);
+
+	if (fd < 0)
+		ksft_exit_fail_msg("KVM_CREATE_VCPU(%u): %s\n", id, strerror(-fd));
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
-	int kvm_fd = kvm_open_or_skip();
-	int vcpu_fds[NR_VCPUS], vm_fd, i;
+	int kvm_fd, vm_fd, vcpu_fds[NR_VCPUS], i, ret;
 	unsigned long long writes = 0;
 	time_t end;
 
-	if (argc != 2 || atoi(argv[1]) <= 0) {
-		fprintf(stderr, "usage: %s SECONDS\n", argv[0]);
-		return KSFT_FAIL;
-	}
+	if (argc != 2 || atoi(argv[1]) <= 0)
+		ksft_exit_fail_msg("usage: %s SECONDS\n", argv[0]);
+	kvm_fd = _kvm_open();
+	if (kvm_fd < 0)
+		ksft_exit_skip("cannot open %s: %s\n", KVM_DEV_PATH, strerror(-kvm_fd));
+	vm_fd = _vm_create(kvm_fd);
+	if (vm_fd < 0)
+		ksft_exit_fail_msg("KVM_CREATE_VM: %s\n", strerror(-vm_fd));
+	for (i = 0; i < NR_VCPUS; i++)
+		vcpu_fds[i] = create_vcpu(vm_fd, i);
+
 	end = time(NULL) + atoi(argv[1]);
-	vm_fd = vm_create(kvm_fd);
-	vm_create_vcpus(vm_fd, NR_VCPUS, vcpu_fds);
 	while (time(NULL) < end) {
-		for (i = 0; i < NR_VCPUS; i++)
-			vcpu_set_msr(vcpu_fds[i], MSR_IA32_TSC, (writes + i) << 40);
+		for (i = 0; i < NR_VCPUS; i++) {
+			ret = _vcpu_set_msr(vcpu_fds[i], MSR_IA32_TSC, (writes + i) << 40);
+			if (ret)
+				ksft_exit_fail_msg("KVM_SET_MSRS(IA32_TSC): %s\n", strerror(-ret));
+		}
 		writes++;
 	}
 	printf("tsc_writer: %llu rounds of %d IA32_TSC writes\n", writes, NR_VCPUS);
-	return KSFT_PASS;
+	return 0;
 }

@@ -9,61 +9,67 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
+#include "kselftest_harness.h"
+
 #include "kvm.h"
-#include "tap.h"
 
 #define NR_VCPUS 4
 
-static void test_api_version(int kvm_fd)
-{
-	int version = ioctl(kvm_fd, KVM_GET_API_VERSION, 0);
+/* Only /dev/kvm: these checks need neither root nor tracefs. */
+FIXTURE(kvm) {
+	int kvm_fd;
+};
 
-	if (version != KVM_API_VERSION)
-		tap_diag("KVM_GET_API_VERSION: expected %d, got %d", KVM_API_VERSION, version);
-	tap_ok(version == KVM_API_VERSION, "KVM_GET_API_VERSION is %d", KVM_API_VERSION);
+FIXTURE_SETUP(kvm)
+{
+	self->kvm_fd = _kvm_open();
+	if (self->kvm_fd < 0)
+		SKIP(return, "cannot open %s: %s", KVM_DEV_PATH, strerror(-self->kvm_fd));
 }
 
-static void test_create_vcpus(int vm_fd)
+FIXTURE_TEARDOWN(kvm)
 {
-	int i, fd, created = 0;
+	close(self->kvm_fd);
+}
+
+static int vm_create(struct __test_metadata *_metadata, int kvm_fd)
+{
+	int vm_fd = _vm_create(kvm_fd);
+
+	ASSERT_LE(0, vm_fd) TH_LOG("KVM_CREATE_VM: %s", strerror(-vm_fd));
+	return vm_fd;
+}
+
+TEST_F(kvm, api_version)
+{
+	ASSERT_EQ(KVM_API_VERSION, ioctl(self->kvm_fd, KVM_GET_API_VERSION, 0));
+}
+
+TEST_F(kvm, create_vm)
+{
+	close(vm_create(_metadata, self->kvm_fd));
+}
+
+TEST_F(kvm, create_vcpus)
+{
+	int vm_fd = vm_create(_metadata, self->kvm_fd);
+	int i, fd;
 
 	for (i = 0; i < NR_VCPUS; i++) {
 		fd = _vcpu_create(vm_fd, i);
-		if (fd < 0) {
-			tap_diag("KVM_CREATE_VCPU(%d): %s", i, strerror(-fd));
-			break;
-		}
-		created++;
+		ASSERT_LE(0, fd) TH_LOG("KVM_CREATE_VCPU(%d): %s", i, strerror(-fd));
 	}
-	tap_ok(created == NR_VCPUS, "KVM_CREATE_VCPU creates vCPUs 0..%d", NR_VCPUS - 1);
 }
 
-static void test_duplicate_vcpu(int vm_fd)
+TEST_F(kvm, refuse_duplicate_vcpu_id)
 {
+	int vm_fd = vm_create(_metadata, self->kvm_fd);
 	int fd = _vcpu_create(vm_fd, 0);
 
-	if (fd != -EEXIST)
-		tap_diag("second KVM_CREATE_VCPU(0): expected %s, got %s", strerror(EEXIST),
-			 fd < 0 ? strerror(-fd) : "a vCPU fd");
-	tap_ok(fd == -EEXIST, "KVM_CREATE_VCPU refuses a duplicate vCPU id with EEXIST");
+	ASSERT_LE(0, fd) TH_LOG("KVM_CREATE_VCPU(0): %s", strerror(-fd));
+	fd = _vcpu_create(vm_fd, 0);
+	ASSERT_EQ(-EEXIST, fd) TH_LOG("second KVM_CREATE_VCPU(0): %s",
+				      fd < 0 ? strerror(-fd) : "a vCPU fd");
 }
 
-int main(void)
-{
-	int kvm_fd = kvm_open_or_skip();
-	int vm_fd;
-
-	tap_plan(4);
-	test_api_version(kvm_fd);
-	vm_fd = _vm_create(kvm_fd);
-	if (vm_fd < 0)
-		tap_diag("KVM_CREATE_VM: %s", strerror(-vm_fd));
-	tap_ok(vm_fd >= 0, "KVM_CREATE_VM returns a VM fd");
-	if (vm_fd < 0)
-		tap_bail_out("no VM, nothing more to test");
-	test_create_vcpus(vm_fd);
-	test_duplicate_vcpu(vm_fd);
-	close(vm_fd);
-	close(kvm_fd);
-	return tap_finish();
-}
+TEST_HARNESS_MAIN

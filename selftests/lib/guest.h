@@ -19,7 +19,6 @@ struct guest_vcpu {
 };
 
 struct guest_vm {
-	int kvm_fd;
 	int fd;
 	void *mem;
 	int nr_vcpus;
@@ -33,8 +32,8 @@ struct tsc_sample {
 	uint64_t host_after;
 };
 
-void guest_vm_create(struct guest_vm *vm, int kvm_fd, int nr_vcpus);
+int _guest_vm_create(struct guest_vm *vm, int kvm_fd, int nr_vcpus);
 void guest_vm_destroy(struct guest_vm *vm);
-void guest_read_tsc(struct guest_vcpu *vcpu, struct tsc_sample *sample);
+int _guest_read_tsc(struct guest_vcpu *vcpu, struct tsc_sample *sample);
 
 #endif

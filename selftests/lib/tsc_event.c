@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tsc_event.c: the contract's events and fields as data, and the lookups
+ * over recorded events that the tests and the demo share.
+ */
+#include <string.h>
+
+#include "tsc_event.h"
+
+/* Every field of the contract is unsigned; its size is the member's. */
+#define TSC_FIELD(field_name, m) {					\
+	.name = field_name,						\
+	.size = sizeof(((struct tsc_event *)NULL)->m),			\
+	.is_signed = false,						\
+	.member = offsetof(struct tsc_event, m),			\
+}
+
+const struct tsc_event_type tsc_event_types[TSC_NR_KINDS] = {
+	[TSC_OFFSET] = {
+		.name = TSC_OFFSET_EVENT,
+		.nr_fields = 3,
+		.fields = {
+			TSC_FIELD("vcpu_id", vcpu_id),
+			TSC_FIELD("previous_tsc_offset", prev),
+			TSC_FIELD("next_tsc_offset", next),
+		},
+	},
+	[TSC_MULTIPLIER] = {
+		.name = TSC_MULTIPLIER_EVENT,
+		.nr_fields = 4,
+		.fields = {
+			TSC_FIELD("vcpu_id", vcpu_id),
+			TSC_FIELD("previous_tsc_multiplier", prev),
+			TSC_FIELD("next_tsc_multiplier", next),
+			TSC_FIELD("frac_bits", frac_bits),
+		},
+	},
+	[TSC_NESTED] = {
+		.name = TSC_NESTED_EVENT,
+		.nr_fields = 5,
+		.fields = {
+			TSC_FIELD("vcpu_id", vcpu_id),
+			TSC_FIELD("guest_mode", guest_mode),
+			TSC_FIELD("previous_tsc_offset", prev),
+			TSC_FIELD("next_tsc_offset", next),
+			TSC_FIELD("tsc_multiplier", multiplier),
+		},
+	},
+};
+
+/* The kind of the event called @event_name, or -1 if it is not a TSC event. */
+int tsc_event_kind(const char *event_name)
+{
+	int kind;
+
+	for (kind = 0; kind < TSC_NR_KINDS; kind++)
+		if (!strcmp(tsc_event_types[kind].name, event_name))
+			return kind;
+	return -1;
+}
+
+/* Store @value, read from @field of a recorded event, into its member. */
+void tsc_event_store(struct tsc_event *ev, const struct tsc_event_field *field,
+		     uint64_t value)
+{
+	char *member = (char *)ev + field->member;
+
+	switch (field->size) {
+	case sizeof(uint8_t):
+		*(uint8_t *)member = value;
+		break;
+	case sizeof(uint32_t):
+		*(uint32_t *)member = value;
+		break;
+	default:
+		*(uint64_t *)member = value;
+	}
+}
+
+const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
+				       enum tsc_event_kind kind, unsigned int vcpu_id)
+{
+	while (nr--)
+		if (evs[nr].kind == kind && evs[nr].vcpu_id == vcpu_id)
+			return &evs[nr];
+	return NULL;
+}
+
+int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
+		     unsigned int vcpu_id)
+{
+	int count = 0;
+
+	while (nr--)
+		count += evs[nr].kind == kind && evs[nr].vcpu_id == vcpu_id;
+	return count;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tsc_event.h: the TSC event model: the three kvm events of the contract,
+ * their own fields in format order, and one recorded event. Plain C with
+ * no test framework, so that userspace tools can share it.
+ */
+#ifndef TSC_EVENT_H
+#define TSC_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TSC_EVENT_SYSTEM	"kvm"
+#define TSC_OFFSET_EVENT	"kvm_write_tsc_offset"
+#define TSC_MULTIPLIER_EVENT	"kvm_write_tsc_multiplier"
+#define TSC_NESTED_EVENT	"kvm_nested_tsc_offset"
+
+enum tsc_event_kind { TSC_OFFSET, TSC_MULTIPLIER, TSC_NESTED, TSC_NR_KINDS };
+
+/*
+ * One TSC event as recorded. Each member holds the field of the same size
+ * that tsc_event_types[] maps to it.
+ */
+struct tsc_event {
+	enum tsc_event_kind kind;
+	uint64_t ts;
+	uint32_t vcpu_id;
+	uint8_t guest_mode;	/* TSC_NESTED: 1 entering L2, 0 back in L1 */
+	uint8_t frac_bits;	/* TSC_MULTIPLIER */
+	uint64_t prev;		/* an offset, or a multiplier for TSC_MULTIPLIER */
+	uint64_t next;
+	uint64_t multiplier;	/* TSC_NESTED: the multiplier loaded with next */
+};
+
+#define TSC_MAX_FIELDS 5
+
+/* A field of an event's format file and where struct tsc_event keeps it. */
+struct tsc_event_field {
+	const char *name;
+	unsigned int size;
+	bool is_signed;
+	size_t member;
+};
+
+struct tsc_event_type {
+	const char *name;
+	unsigned int nr_fields;
+	struct tsc_event_field fields[TSC_MAX_FIELDS];
+};
+
+/* Indexed by enum tsc_event_kind. */
+extern const struct tsc_event_type tsc_event_types[TSC_NR_KINDS];
+
+int tsc_event_kind(const char *event_name);
+void tsc_event_store(struct tsc_event *ev, const struct tsc_event_field *field,
+		     uint64_t value);
+const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
+				       enum tsc_event_kind kind, unsigned int vcpu_id);
+int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
+		     unsigned int vcpu_id);
+
+#endif

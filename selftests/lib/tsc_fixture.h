@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tsc_fixture.h: the kselftest_harness fixture of the TSC tests, which owns
+ * a tracefs instance recording the test's TSC events with the host TSC as
+ * clock, /dev/kvm and the test's VM, and the asserting helpers the tests
+ * share. Include it from the one source file of a test program.
+ *
+ * Who removes the instance, however the test ends: with 6.12's harness a
+ * TEST_F runs in a grandchild of the harness process; its parent runs
+ * FIXTURE_TEARDOWN_PARENT once it has ended, whether it returned, failed
+ * an assertion (abort()) or was killed. At a test's timeout the harness
+ * SIGKILLs that parent too (kill(-pgrp) in __timeout_handler), so nothing
+ * of the test runs any more: the harness process removes what is left when
+ * it exits. Instances are named after the harness process for that.
+ */
+#ifndef KTT_TSC_FIXTURE_H
+#define KTT_TSC_FIXTURE_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "guest.h"
+#include "kvm.h"
+#include "trace.h"
+
+/* ktt-<harness pid>-<test pid>[-more], so that the harness finds them. */
+#define TSC_INSTANCE_PREFIX_FMT	"ktt-%d-"
+#define TSC_INSTANCE_FMT	TSC_INSTANCE_PREFIX_FMT "%d"
+#define TSC_INSTANCE_NAME_MAX	64
+#define TSC_MAX_EVENTS		64
+
+/* The reason of the skip of a test that needs an event the kernel lacks. */
+#define TSC_MISSING_EVENT "the kernel has no kvm:%s event"
+
+/*
+ * The project's test VMs boot the kernel with the series applied and run
+ * the suite with KTT_TEST_KERNEL=1 in the environment: there, what the
+ * series adds must be present, and its absence fails a test that skips on
+ * any other kernel.
+ */
+static inline bool tsc_on_test_kernel(void)
+{
+	return getenv("KTT_TEST_KERNEL");
+}
+
+/* Whether the kernel lacks kvm:@event; on the test kernel, a failure. */
+static inline bool tsc_event_missing(struct __test_metadata *_metadata, const char *event)
+{
+	bool missing = !trace_kvm_event_exists(event);
+
+	ASSERT_FALSE(missing && tsc_on_test_kernel())
+		TH_LOG("the test kernel has no kvm:%s event", event);
+	return missing;
+}
+
+/* Why this process cannot use tracefs instances, or NULL. */
+static inline const char *tsc_tracefs_unusable(void)
+{
+	if (geteuid())
+		return "not root: tracefs instances need root";
+	if (!tracefs_tracing_dir())
+		return "tracefs is not mounted";
+	return NULL;
+}
+
+/* The process that runs the harness: tests run in its descendants. */
+static pid_t tsc_harness_pid;
+
+static void __attribute__((constructor)) tsc_record_harness_pid(void)
+{
+	tsc_harness_pid = getpid();
+}
+
+/* Remove every instance that a test of this harness run created. */
+static inline int tsc_remove_instances(void)
+{
+	char prefix[TSC_INSTANCE_NAME_MAX];
+
+	snprintf(prefix, sizeof(prefix), TSC_INSTANCE_PREFIX_FMT, tsc_harness_pid);
+	return _trace_remove_instances(prefix);
+}
+
+/* Runs in the harness process only: the tests leave with _exit(). */
+static void __attribute__((destructor)) tsc_remove_left_instances(void)
+{
+	tsc_remove_instances();
+}
+
+/*
+ * The helpers below name this FIXTURE_DATA(tsc) as struct _test_data_tsc,
+ * which checkpatch does not mistake for a multiplication.
+ */
+FIXTURE(tsc) {
+	/* TSC_INSTANCE_FMT: instances named after it go with it. */
+	char instance[TSC_INSTANCE_NAME_MAX];
+	/* The test process's own: its fds close, and so its VM goes, when it ends. */
+	struct tracefs_instance *inst;
+	int kvm_fd;
+	struct guest_vm vm;
+};
+
+/* Every TSC event of the contract this kernel has, recorded for this test only. */
+static inline void tsc_enable_events(struct __test_metadata *_metadata,
+				     struct _test_data_tsc *self)
+{
+	const char *event;
+	int kind, ret;
+
+	for (kind = 0; kind < TSC_NR_KINDS; kind++) {
+		event = tsc_event_types[kind].name;
+		if (!trace_kvm_event_exists(event))
+			continue;
+		ret = _trace_enable_event(self->inst, event);
+		ASSERT_EQ(0, ret) TH_LOG("cannot enable kvm:%s in %s: %s", event,
+					 self->instance, strerror(-ret));
+	}
+}
+
+FIXTURE_SETUP(tsc)
+{
+	const char *unusable = tsc_tracefs_unusable();
+	int ret;
+
+	if (unusable)
+		SKIP(return, "%s", unusable);
+	if (tsc_event_missing(_metadata, TSC_OFFSET_EVENT))
+		SKIP(return, TSC_MISSING_EVENT, TSC_OFFSET_EVENT);
+	self->kvm_fd = _kvm_open();
+	if (self->kvm_fd < 0)
+		SKIP(return, "cannot open %s: %s", KVM_DEV_PATH, strerror(-self->kvm_fd));
+
+	snprintf(self->instance, sizeof(self->instance), TSC_INSTANCE_FMT,
+		 tsc_harness_pid, getpid());
+	self->inst = tracefs_instance_create(self->instance);
+	ASSERT_NE(NULL, self->inst) TH_LOG("cannot create tracefs instance %s: %s",
+					   self->instance, strerror(errno));
+	/* The timestamps are host TSC cycles, as with `trace-cmd -C x86-tsc`. */
+	if (_trace_set_clock(self->inst, TRACE_TSC_CLOCK)) {
+		_trace_instance_remove(self->inst);
+		SKIP(return, "trace clock %s is not available", TRACE_TSC_CLOCK);
+	}
+	ASSERT_TRUE(trace_clock_is(self->inst, TRACE_TSC_CLOCK))
+		TH_LOG("%s: trace_clock is not %s after writing it", self->instance,
+		       TRACE_TSC_CLOCK);
+	/* Other VMs on the host must not mix their events with the test's. */
+	ret = _trace_set_event_pid(self->inst, getpid());
+	ASSERT_EQ(0, ret) TH_LOG("%s: cannot write set_event_pid: %s", self->instance,
+				 strerror(-ret));
+	tsc_enable_events(_metadata, self);
+}
+
+/*
+ * Every instance of this harness run, not only the test's: tests run one
+ * at a time, so another one is what a test killed at its timeout left.
+ */
+FIXTURE_TEARDOWN_PARENT(tsc)
+{
+	int ret = tsc_remove_instances();
+
+	EXPECT_LE(0, ret) TH_LOG("cannot remove the instances of this run: %s",
+				 strerror(-ret));
+}
+
+/* The test's VM: @nr_vcpus vCPUs, each ready to run the rdtsc guest. */
+static inline void tsc_create_vm(struct __test_metadata *_metadata,
+				 struct _test_data_tsc *self, int nr_vcpus)
+{
+	int ret = _guest_vm_create(&self->vm, self->kvm_fd, nr_vcpus);
+
+	ASSERT_EQ(0, ret) TH_LOG("cannot create a VM with %d vCPUs: %s", nr_vcpus,
+				 strerror(-ret));
+}
+
+/* The TSC events recorded since the last read, oldest first; consumes them. */
+static inline int tsc_read_events(struct __test_metadata *_metadata,
+				  struct _test_data_tsc *self, struct tsc_event *evs, int max)
+{
+	int nr = _trace_read_tsc_events(self->inst, evs, max);
+
+	ASSERT_LE(0, nr) TH_LOG("cannot read the TSC events of %s: %s", self->instance,
+				strerror(-nr));
+	return nr;
+}
+
+static inline void vcpu_set_msr(struct __test_metadata *_metadata, int vcpu_fd,
+				uint32_t index, uint64_t value)
+{
+	int ret = _vcpu_set_msr(vcpu_fd, index, value);
+
+	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_MSRS(%#x = %#llx): %s", index,
+				 (unsigned long long)value, strerror(-ret));
+}
+
+#endif
