@@ -156,9 +156,11 @@ start()
 	echo "$file" >"$STATE/file"
 	trap 'abort_start' EXIT
 	# setsid: a Ctrl-C meant for the workload must not end the recording.
+	# From STATE: trace-cmd writes its per-CPU files for an instance in the
+	# current directory, which may be read-only (the test VM's /ktt).
 	# shellcheck disable=SC2086
-	setsid trace-cmd record --compression "$COMPRESSION" -o "$file" \
-		-B "$INSTANCE" -C x86-tsc ${BUFFER_KB:+-b "$BUFFER_KB"} $events </dev/null >"$STATE/log" 2>&1 &
+	(cd "$STATE" && exec setsid trace-cmd record --compression "$COMPRESSION" -o "$file" \
+		-B "$INSTANCE" -C x86-tsc ${BUFFER_KB:+-b "$BUFFER_KB"} $events) </dev/null >"$STATE/log" 2>&1 &
 	echo $! >"$STATE/pid"
 	until recording_started; do
 		if ! recorder_pid >/dev/null; then
