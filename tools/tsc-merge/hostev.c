@@ -48,30 +48,30 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 
 	memset(he, 0, sizeof(*he));
 	he->tep = tep;
-	he->offset = tep_find_event_by_name(tep, "kvm", "kvm_write_tsc_offset");
-	he->mult = tep_find_event_by_name(tep, "kvm", "kvm_write_tsc_multiplier");
-	he->nested = tep_find_event_by_name(tep, "kvm", "kvm_nested_tsc_offset");
+	he->offset = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, TSC_OFFSET_EVENT);
+	he->mult = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, TSC_MULTIPLIER_EVENT);
+	he->nested = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, TSC_NESTED_EVENT);
 	he->entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
 	he->exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
 	if (!he->offset || !he->entry || !he->exit) {
 		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with scripts/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
-			host->path, !he->offset ? "kvm_write_tsc_offset" :
+			host->path, !he->offset ? TSC_OFFSET_EVENT :
 			!he->entry ? "kvm_entry" : "kvm_exit", TSC_CLOCK);
 		return -1;
 	}
-	he->off_vcpu = field_of(he->offset, "vcpu_id", host->path, &bad);
-	he->off_prev = field_of(he->offset, "previous_tsc_offset", host->path, &bad);
-	he->off_next = field_of(he->offset, "next_tsc_offset", host->path, &bad);
-	he->mul_vcpu = field_of(he->mult, "vcpu_id", host->path, &bad);
-	he->mul_prev = field_of(he->mult, "previous_tsc_multiplier", host->path, &bad);
-	he->mul_next = field_of(he->mult, "next_tsc_multiplier", host->path, &bad);
-	he->mul_frac = field_of(he->mult, "frac_bits", host->path, &bad);
-	he->nes_vcpu = field_of(he->nested, "vcpu_id", host->path, &bad);
-	he->nes_mode = field_of(he->nested, "guest_mode", host->path, &bad);
-	he->nes_prev = field_of(he->nested, "previous_tsc_offset", host->path, &bad);
-	he->nes_next = field_of(he->nested, "next_tsc_offset", host->path, &bad);
-	he->nes_mult = field_of(he->nested, "tsc_multiplier", host->path, &bad);
+	he->off_vcpu = field_of(he->offset, TSC_FIELD_VCPU_ID, host->path, &bad);
+	he->off_prev = field_of(he->offset, TSC_FIELD_PREV_OFFSET, host->path, &bad);
+	he->off_next = field_of(he->offset, TSC_FIELD_NEXT_OFFSET, host->path, &bad);
+	he->mul_vcpu = field_of(he->mult, TSC_FIELD_VCPU_ID, host->path, &bad);
+	he->mul_prev = field_of(he->mult, TSC_FIELD_PREV_MULTIPLIER, host->path, &bad);
+	he->mul_next = field_of(he->mult, TSC_FIELD_NEXT_MULTIPLIER, host->path, &bad);
+	he->mul_frac = field_of(he->mult, TSC_FIELD_FRAC_BITS, host->path, &bad);
+	he->nes_vcpu = field_of(he->nested, TSC_FIELD_VCPU_ID, host->path, &bad);
+	he->nes_mode = field_of(he->nested, TSC_FIELD_GUEST_MODE, host->path, &bad);
+	he->nes_prev = field_of(he->nested, TSC_FIELD_PREV_OFFSET, host->path, &bad);
+	he->nes_next = field_of(he->nested, TSC_FIELD_NEXT_OFFSET, host->path, &bad);
+	he->nes_mult = field_of(he->nested, TSC_FIELD_MULTIPLIER, host->path, &bad);
 	he->ent_vcpu = field_of(he->entry, "vcpu_id", host->path, &bad);
 	he->exit_vcpu = field_of(he->exit, "vcpu_id", host->path, &bad);
 	he->nt_pid = field_of(he->newtask, "pid", host->path, &bad);

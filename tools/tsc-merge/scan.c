@@ -97,7 +97,7 @@ static void apply_offset(struct vcpu *v, const struct host_ev *ev)
 	if (!v->offset_known)
 		backfill_offset(v, ev->prev);
 	v->offset = ev->next;
-	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, "kvm_write_tsc_offset"), v);
+	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, TSC_OFFSET_EVENT), v);
 }
 
 static void apply_mult(struct vcpu *v, const struct host_ev *ev)
@@ -107,7 +107,7 @@ static void apply_mult(struct vcpu *v, const struct host_ev *ev)
 		backfill_mult(v, ev->prev, ev->frac);
 	v->mult = ev->next;
 	v->frac = ev->frac;
-	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, "kvm_write_tsc_multiplier"), v);
+	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, TSC_MULTIPLIER_EVENT), v);
 }
 
 /*
@@ -144,7 +144,7 @@ static void apply_nested(struct scan *sc, struct vcpu *v, const struct host_ev *
 		s->active = true;
 		set_l2_scale(sc, s, v, ev->mult);
 	}
-	s = push_step(&v->steps[LEVEL_L2], ev->ts, "kvm_nested_tsc_offset");
+	s = push_step(&v->steps[LEVEL_L2], ev->ts, TSC_NESTED_EVENT);
 	s->active = ev->guest_mode;
 	if (ev->guest_mode) {
 		v->level = LEVEL_L2;

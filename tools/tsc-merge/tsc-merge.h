@@ -13,6 +13,8 @@
 #include <trace-cmd/trace-cmd.h>
 #include <traceevent/event-parse.h>
 
+#include "tsc_event.h"
+
 /*
  * Exported by libtracecmd.so.1 (trace-cmd 3.1) but declared only in its
  * private header; later releases make them public with these prototypes.
