@@ -49,14 +49,12 @@ TEST(offset_format_unchanged)
 {
 	char expected[MAX_LINE], seen[MAX_LINE];
 	bool more_expected, more_seen;
-	const char *unusable = tsc_tracefs_unusable();
+	const char *unusable = tsc_event_unusable(_metadata, TSC_OFFSET_EVENT);
 	FILE *ref, *format;
 	int line;
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
-	if (tsc_event_missing(_metadata, TSC_OFFSET_EVENT))
-		SKIP(return, TSC_MISSING_EVENT, TSC_OFFSET_EVENT);
 	ref = fopen(REF_FORMAT, "r");
 	ASSERT_NE(NULL, ref) TH_LOG("cannot open %s: %s", REF_FORMAT, strerror(errno));
 	format = open_event_format(_metadata, TSC_OFFSET_EVENT);
@@ -79,14 +77,12 @@ TEST(offset_format_unchanged)
 static void check_contract_fields(struct __test_metadata *_metadata, enum tsc_event_kind kind)
 {
 	const struct tsc_event_type *type = &tsc_event_types[kind];
-	const char *unusable = tsc_tracefs_unusable();
+	const char *unusable = tsc_event_unusable(_metadata, type->name);
 	struct tep_format_field **fields;
 	unsigned int i;
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
-	if (tsc_event_missing(_metadata, type->name))
-		SKIP(return, TSC_MISSING_EVENT, type->name);
 	fields = trace_kvm_event_fields(type->name);
 	ASSERT_NE(NULL, fields) TH_LOG("cannot parse the format of kvm:%s", type->name);
 

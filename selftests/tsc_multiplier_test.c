@@ -14,18 +14,28 @@ static unsigned int vendor_frac_bits(const char *module)
 	return strcmp(module, "kvm_intel") ? 32 : 48;
 }
 
+/* Why the multiplier's event cannot be checked here, or NULL; its module. */
+static const char *multiplier_unusable(struct __test_metadata *_metadata,
+				       const char **module)
+{
+	const char *unusable = tsc_event_unusable(_metadata, TSC_MULTIPLIER_EVENT);
+
+	if (unusable)
+		return unusable;
+	*module = kvm_vendor_module();
+	return *module ? NULL : "neither kvm_intel nor kvm_amd is loaded";
+}
+
 TEST_F(tsc, multiplier_at_creation)
 {
+	const char *module, *unusable = multiplier_unusable(_metadata, &module);
 	struct tsc_event evs[TSC_MAX_EVENTS];
-	const char *module = kvm_vendor_module();
 	const struct tsc_event *ev;
 	unsigned int frac_bits;
 	int nr;
 
-	if (tsc_event_missing(_metadata, TSC_MULTIPLIER_EVENT))
-		SKIP(return, TSC_MISSING_EVENT, TSC_MULTIPLIER_EVENT);
-	if (!module)
-		SKIP(return, "neither kvm_intel nor kvm_amd is loaded");
+	if (unusable)
+		SKIP(return, "%s", unusable);
 	frac_bits = vendor_frac_bits(module);
 
 	tsc_create_vm(_metadata, self, 1);
@@ -39,17 +49,15 @@ TEST_F(tsc, multiplier_at_creation)
 
 TEST_F(tsc, set_tsc_khz_writes_ratio)
 {
+	const char *module, *unusable = multiplier_unusable(_metadata, &module);
 	struct tsc_event evs[TSC_MAX_EVENTS];
-	const char *module = kvm_vendor_module();
 	int vcpu_fd, host_khz, guest_khz, nr;
 	const struct tsc_event *ev;
 	unsigned int frac_bits;
 	uint64_t expected;
 
-	if (tsc_event_missing(_metadata, TSC_MULTIPLIER_EVENT))
-		SKIP(return, TSC_MISSING_EVENT, TSC_MULTIPLIER_EVENT);
-	if (!module)
-		SKIP(return, "neither kvm_intel nor kvm_amd is loaded");
+	if (unusable)
+		SKIP(return, "%s", unusable);
 	if (ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) <= 0)
 		SKIP(return, "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)");
 	frac_bits = vendor_frac_bits(module);

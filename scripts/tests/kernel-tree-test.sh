@@ -121,19 +121,23 @@ test_failing_patch()
 	[ ! -d "$CLONE/.git/rebase-apply" ] || { echo "# git am left in progress"; return 1; }
 }
 
+# The run succeeded.
+expect_success()
+{
+	[ "$STATUS" = 0 ] && return 0
+	echo "# expected success, got status $STATUS:"
+	sed 's/^/#   /' <<<"$OUT"
+	return 1
+}
+
 # make decides when to apply; a second run must still give one series on
 # the base, not the series twice.
 test_apply_twice()
 {
-	local base
-
-	base=$(git -C "$CLONE" rev-parse HEAD)
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good"
-	[ "$STATUS" = 0 ] || { echo "# apply failed: $OUT"; return 1; }
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good"
-	[ "$STATUS" = 0 ] || { echo "# rerun failed: $OUT"; return 1; }
-	[ "$(git -C "$CLONE" rev-parse HEAD~1)" = "$base" ] ||
-		{ echo "# after a rerun HEAD~1 is not the base $base"; return 1; }
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good" && expect_success || return 1
+	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good" && expect_success || return 1
+	[ "$(git -C "$CLONE" rev-parse HEAD~1)" = "$(git -C "$CLONE" rev-parse refs/kvm-tsc-trace/base)" ] ||
+		{ echo "# after a rerun HEAD~1 is not the base"; return 1; }
 	[ "$(grep -c "tracepoint test" "$CLONE/arch/x86/kvm/trace.h")" = 1 ] ||
 		{ echo "# trace.h does not carry the patch exactly once"; return 1; }
 }
@@ -144,7 +148,7 @@ test_changed_series()
 
 	base=$(git -C "$CLONE" rev-parse refs/kvm-tsc-trace/base)
 	run_script KSRC="$CLONE" PATCH_DIR="$WORK/other"
-	[ "$STATUS" = 0 ] || { echo "# apply failed: $OUT"; return 1; }
+	expect_success || return 1
 	[ "$(git -C "$CLONE" rev-parse HEAD~1)" = "$base" ] ||
 		{ echo "# the changed series was not applied on the base $base"; return 1; }
 	grep -q "other test" "$CLONE/arch/x86/kvm/trace.h" || { echo "# trace.h lacks the new patch"; return 1; }

@@ -68,6 +68,24 @@ static inline const char *tsc_tracefs_unusable(void)
 	return NULL;
 }
 
+/*
+ * Why this test cannot record kvm:@event here, or NULL: no usable tracefs,
+ * or a kernel without the event (which fails on the test kernel instead).
+ */
+static inline const char *tsc_event_unusable(struct __test_metadata *_metadata,
+					     const char *event)
+{
+	static char reason[128];
+	const char *unusable = tsc_tracefs_unusable();
+
+	if (unusable)
+		return unusable;
+	if (!tsc_event_missing(_metadata, event))
+		return NULL;
+	snprintf(reason, sizeof(reason), TSC_MISSING_EVENT, event);
+	return reason;
+}
+
 /* The process that runs the harness: tests run in its descendants. */
 static pid_t tsc_harness_pid;
 
@@ -123,13 +141,11 @@ static inline void tsc_enable_events(struct __test_metadata *_metadata,
 
 FIXTURE_SETUP(tsc)
 {
-	const char *unusable = tsc_tracefs_unusable();
+	const char *unusable = tsc_event_unusable(_metadata, TSC_OFFSET_EVENT);
 	int ret;
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
-	if (tsc_event_missing(_metadata, TSC_OFFSET_EVENT))
-		SKIP(return, TSC_MISSING_EVENT, TSC_OFFSET_EVENT);
 	self->kvm_fd = _kvm_open();
 	if (self->kvm_fd < 0)
 		SKIP(return, "cannot open %s: %s", KVM_DEV_PATH, strerror(-self->kvm_fd));
