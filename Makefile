@@ -19,6 +19,11 @@ KSFT := $(BUILD)/selftests-install
 NPROC := $(shell nproc)
 # kbuild records CC in every .cmd file: once deps installed ccache, keep it.
 KCC := $(if $(shell command -v ccache),ccache gcc,gcc)
+# ccache's keys without this checkout's path, so that another clone of the
+# repository (CI's) reuses the objects: kbuild names sources by absolute
+# path, and its -fmacro-prefix-map takes that path out of the objects.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_IGNOREOPTIONS := -fmacro-prefix-map=*
 SERIES := $(addprefix patches/,$(shell sed -e 's/\#.*//' patches/series))
 MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h)
 # The in-tree KVM selftests the VMs run: the series' own test, and upstream
