@@ -5,8 +5,10 @@
 #   make demo    boot the patched kernel, show what the TSC events say, and
 #                merge a real host and guest trace with them
 #
-# Every build output is a file under build/ with its real prerequisites, so
-# a change rebuilds what depends on it and nothing else, and -j2 is safe.
+# Builds are files under build/ with their real prerequisites, so a change
+# rebuilds what depends on it and nothing else, and -j is safe; the
+# kselftest collections and the tools are built by their own Makefiles,
+# which make enters every time.
 # KSRC=/path/to/linux patches and builds a user's own clean git tree instead
 # of Debian's linux-source-6.12.
 
@@ -17,8 +19,9 @@ RESULTS := $(BUILD)/results
 # kselftest's run_kselftest.sh: what the test VMs run.
 KSFT := $(BUILD)/selftests-install
 NPROC := $(shell nproc)
-# kbuild records CC in every .cmd file: once deps installed ccache, keep it.
-KCC := $(if $(shell command -v ccache),ccache gcc,gcc)
+# kbuild records CC in every .cmd file: ccache, looked for when a kernel is
+# built (after deps installed it), so that the choice never changes.
+KCC = $(if $(shell command -v ccache),ccache gcc,gcc)
 # ccache's keys without this checkout's path, so that another clone of the
 # repository (CI's) reuses the objects: kbuild names sources by absolute
 # path, and its -fmacro-prefix-map takes that path out of the objects.
@@ -39,8 +42,11 @@ all: kernel module selftests tools
 deps:
 	scripts/deps.sh
 
-# kernel-tree.sh puts the tree back at its base and applies the series.
-$(BUILD)/series.applied: patches/series $(SERIES) scripts/kernel-tree.sh | deps
+# kernel-tree.sh puts the tree back at its base and applies the series,
+# again when the series, Debian's source package or a KSRC tree's HEAD
+# (whose reflog git appends to) moves.
+TREE_INPUTS := $(if $(KSRC),$(wildcard $(KSRC)/.git/logs/HEAD),$(wildcard /usr/src/linux-source-6.12.tar.xz))
+$(BUILD)/series.applied: patches/series $(SERIES) scripts/kernel-tree.sh $(TREE_INPUTS) | deps
 	KSRC=$(KSRC) scripts/kernel-tree.sh
 	@touch $@
 
@@ -78,8 +84,9 @@ $(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied
 # suite also installs run_kselftest.sh), and one list for the runner: the
 # module's collection last, since its first test reads what the probe saw
 # while the others ran.
-selftests: $(BUILD)/series.applied
-	+$(MAKE) -C selftests KSRC=$(TREE) INSTALL_PATH=$(KSFT) install
+selftests: $(BUILD)/series.applied $(BUILD)/headers/usr/include/linux/kvm.h
+	+$(MAKE) -C selftests KSRC=$(TREE) KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" \
+		INSTALL_PATH=$(KSFT) install
 
 module-tests: selftests $(BUILD)/module/kvm_tsc_probe.ko
 	+$(MAKE) -C module/tests KSRC=$(TREE) MODULE_KO=$(BUILD)/module/kvm_tsc_probe.ko \
@@ -129,10 +136,11 @@ $(RESULTS)/vm-debug.tap: ksft $(BUILD)/kernel-debug/arch/x86/boot/bzImage \
 	scripts/result.sh run $@ env KERNEL_VARIANT=debug VMTEST_DIR=$(BUILD)/vm-debug \
 		scripts/vmtest.sh sh scripts/vm-checks.sh build/module-debug/kvm_tsc_probe.ko --suites-only
 
-$(RESULTS)/merge-e2e.tap: tools ksft $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+$(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/result.sh run $@ scripts/tests/merge-e2e-test.sh
 
-# Each check's output is kept whole (-Otarget) even when two run at once;
+# One job per core; each check's output is kept whole (-Otarget) even when
+# two run at once;
 # a check that could not run for want of a build counts as a failure.
 check: deps
 	@mkdir -p $(RESULTS)

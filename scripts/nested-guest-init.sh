@@ -44,10 +44,11 @@ setup()
 	mount -t devtmpfs devtmpfs /dev
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs "$TRACEFS"
-	mkdir -p "$OUT"
-	mount -t 9p -o trans=virtio,version=9p2000.L export "$OUT"
 	stty -F "$OUT_TTY" raw -echo
 	stty -F "$CTL_TTY" raw -echo
+	mkdir -p "$OUT"
+	mount -t 9p -o trans=virtio,version=9p2000.L export "$OUT" ||
+		fail "cannot mount L1's export directory on $OUT"
 }
 
 # Run on one vCPU (taskset): marker, then at once the port write.
@@ -163,9 +164,9 @@ main()
 {
 	local status=0
 
-	setup
+	setup || status=1
 	exec 3<"$CTL_TTY"
-	run || status=1
+	[ "$status" = 0 ] && { run || status=1; }
 	dmesg >"$OUT/l2-dmesg.txt"
 	sync
 	echo "ktt-l2-status $status" >"$OUT_TTY"

@@ -34,23 +34,16 @@ static __noreturn void fail(const char *what, int err)
 /* Records with the host TSC as clock, and only this process's events. */
 static void create_instance(void)
 {
+	const char *what;
 	char name[32];
 	int ret;
 
 	snprintf(name, sizeof(name), "ktt-demo-%d", getpid());
-	inst = tracefs_instance_create(name);
-	if (!inst)
-		ksft_exit_fail_msg("cannot create tracefs instance %s: %s\n", name,
-				   strerror(errno));
-	if (_trace_set_clock(inst, TRACE_TSC_CLOCK)) {
-		_trace_instance_remove(inst);
+	ret = _trace_tsc_instance_create(name, getpid(), &inst, &what);
+	if (ret == -ENOTSUP)
 		ksft_exit_skip("trace clock %s is not available\n", TRACE_TSC_CLOCK);
-	}
-	if (!trace_clock_is(inst, TRACE_TSC_CLOCK))
-		fail("trace_clock after writing " TRACE_TSC_CLOCK, -EINVAL);
-	ret = _trace_set_event_pid(inst, getpid());
 	if (ret)
-		fail("set_event_pid", ret);
+		ksft_exit_fail_msg("tracefs instance %s: %s: %s\n", name, what, strerror(-ret));
 	printf("Recording in instance %s with trace_clock %s:\n", name, TRACE_TSC_CLOCK);
 }
 
@@ -70,16 +63,13 @@ static void enable_tsc_events(void)
 	const char *event;
 	int kind, ret;
 
+	ret = _trace_enable_tsc_events(inst, &event);
+	if (ret)
+		fail("enabling an event", ret);
 	for (kind = 0; kind < TSC_NR_KINDS; kind++) {
 		event = tsc_event_types[kind].name;
-		if (!trace_kvm_event_exists(event)) {
-			printf("  kvm:%s: not in this kernel\n", event);
-			continue;
-		}
-		ret = _trace_enable_event(inst, event);
-		if (ret)
-			fail("enabling an event", ret);
-		printf("  kvm:%s: enabled\n", event);
+		printf("  kvm:%s: %s\n", event,
+		       trace_kvm_event_exists(event) ? "enabled" : "not in this kernel");
 	}
 }
 

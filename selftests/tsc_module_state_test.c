@@ -53,7 +53,7 @@ static void check_vcpu(struct __test_metadata *_metadata, unsigned int id,
 	EXPECT_NE(NULL, offset) TH_LOG("vCPU %u: no kvm_write_tsc_offset in the instance", id);
 	if (!mv->seen || !offset)
 		return;
-	EXPECT_EQ(offset->next, mv->offset) TH_LOG("vCPU %u: the module's L1 offset", id);
+	EXPECT_EQ(offset->next, (uint64_t)mv->offset) TH_LOG("vCPU %u: the module's L1 offset", id);
 	if (mult)
 		EXPECT_EQ(mult->next, mv->multiplier)
 			TH_LOG("vCPU %u: the module's multiplier", id);

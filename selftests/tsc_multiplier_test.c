@@ -43,7 +43,7 @@ TEST_F(tsc, multiplier_at_creation)
 	ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
 	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_multiplier at vCPU creation");
 	EXPECT_EQ(frac_bits, ev->frac_bits) TH_LOG("frac_bits with %s", module);
-	EXPECT_EQ(0, ev->prev) TH_LOG("previous multiplier");
+	EXPECT_EQ(0ULL, ev->prev) TH_LOG("previous multiplier");
 	EXPECT_EQ(1ULL << frac_bits, ev->next) TH_LOG("next multiplier");
 }
 

@@ -35,8 +35,11 @@ source_ktap_helpers()
 	exit 1
 }
 
+# On the project's test kernels (KTT_TEST_KERNEL=1) everything a test needs
+# is there: its absence is a failure, as in the C suite.
 skip_all()
 {
+	[ "${KTT_TEST_KERNEL:-}" = 1 ] && ktap_exit_fail_msg "on the test kernel: $*"
 	ktap_skip_all "$*"
 	exit "$KSFT_SKIP"
 }

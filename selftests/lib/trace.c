@@ -146,6 +146,55 @@ int _trace_enable_event(struct tracefs_instance *inst, const char *event)
 	return tracefs_event_enable(inst, TSC_EVENT_SYSTEM, event) < 0 ? -errno : 0;
 }
 
+/*
+ * The instance @name for a TSC test: its timestamps are host TSC cycles, as
+ * with `trace-cmd -C x86-tsc`, and it records only what process @pid causes,
+ * so that other VMs on the host do not mix their events in. Returns 0,
+ * -ENOTSUP without that clock, or another -errno with *@step naming what
+ * failed; on an error nothing is left behind.
+ */
+int _trace_tsc_instance_create(const char *name, pid_t pid, struct tracefs_instance **inst,
+			       const char **step)
+{
+	int ret;
+
+	*step = "creating it";
+	*inst = tracefs_instance_create(name);
+	if (!*inst)
+		return -errno;
+	ret = _trace_set_clock(*inst, TRACE_TSC_CLOCK);
+	if (ret) {
+		ret = -ENOTSUP;
+	} else if (!trace_clock_is(*inst, TRACE_TSC_CLOCK)) {
+		*step = "reading trace_clock back";
+		ret = -EINVAL;
+	} else {
+		*step = "writing set_event_pid";
+		ret = _trace_set_event_pid(*inst, pid);
+	}
+	if (ret) {
+		_trace_instance_remove(*inst);
+		*inst = NULL;
+	}
+	return ret;
+}
+
+/* Enable every TSC event of the contract this kernel has; *@event on error. */
+int _trace_enable_tsc_events(struct tracefs_instance *inst, const char **event)
+{
+	int kind, ret;
+
+	for (kind = 0; kind < TSC_NR_KINDS; kind++) {
+		*event = tsc_event_types[kind].name;
+		if (!trace_kvm_event_exists(*event))
+			continue;
+		ret = _trace_enable_event(inst, *event);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int _trace_disable_event(struct tracefs_instance *inst, const char *event)
 {
 	return tracefs_event_disable(inst, TSC_EVENT_SYSTEM, event) < 0 ? -errno : 0;

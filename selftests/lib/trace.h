@@ -23,6 +23,9 @@ bool trace_clock_is(struct tracefs_instance *inst, const char *clock);
 int _trace_set_event_pid(struct tracefs_instance *inst, pid_t pid);
 int _trace_enable_event(struct tracefs_instance *inst, const char *event);
 int _trace_disable_event(struct tracefs_instance *inst, const char *event);
+int _trace_tsc_instance_create(const char *name, pid_t pid, struct tracefs_instance **inst,
+			       const char **step);
+int _trace_enable_tsc_events(struct tracefs_instance *inst, const char **event);
 int _trace_read_tsc_events(struct tracefs_instance *inst, struct tsc_event *evs, int max);
 
 #endif

@@ -45,7 +45,9 @@
  */
 static inline bool tsc_on_test_kernel(void)
 {
-	return getenv("KTT_TEST_KERNEL");
+	const char *value = getenv("KTT_TEST_KERNEL");
+
+	return value && !strcmp(value, "1");
 }
 
 /* Whether the kernel lacks kvm:@event; on the test kernel, a failure. */
@@ -103,10 +105,11 @@ static inline int tsc_remove_instances(void)
 	return _trace_remove_instances(prefix);
 }
 
-/* Runs in the harness process only: the tests leave with _exit(). */
+/* For the harness process only: a test's own exit must not take instances. */
 static void __attribute__((destructor)) tsc_remove_left_instances(void)
 {
-	tsc_remove_instances();
+	if (getpid() == tsc_harness_pid)
+		tsc_remove_instances();
 }
 
 /*
@@ -122,26 +125,9 @@ FIXTURE(tsc) {
 	struct guest_vm vm;
 };
 
-/* Every TSC event of the contract this kernel has, recorded for this test only. */
-static inline void tsc_enable_events(struct __test_metadata *_metadata,
-				     struct _test_data_tsc *self)
-{
-	const char *event;
-	int kind, ret;
-
-	for (kind = 0; kind < TSC_NR_KINDS; kind++) {
-		event = tsc_event_types[kind].name;
-		if (!trace_kvm_event_exists(event))
-			continue;
-		ret = _trace_enable_event(self->inst, event);
-		ASSERT_EQ(0, ret) TH_LOG("cannot enable kvm:%s in %s: %s", event,
-					 self->instance, strerror(-ret));
-	}
-}
-
 FIXTURE_SETUP(tsc)
 {
-	const char *unusable = tsc_event_unusable(_metadata, TSC_OFFSET_EVENT);
+	const char *what, *unusable = tsc_event_unusable(_metadata, TSC_OFFSET_EVENT);
 	int ret;
 
 	if (unusable)
@@ -152,22 +138,14 @@ FIXTURE_SETUP(tsc)
 
 	snprintf(self->instance, sizeof(self->instance), TSC_INSTANCE_FMT,
 		 tsc_harness_pid, getpid());
-	self->inst = tracefs_instance_create(self->instance);
-	ASSERT_NE(NULL, self->inst) TH_LOG("cannot create tracefs instance %s: %s",
-					   self->instance, strerror(errno));
-	/* The timestamps are host TSC cycles, as with `trace-cmd -C x86-tsc`. */
-	if (_trace_set_clock(self->inst, TRACE_TSC_CLOCK)) {
-		_trace_instance_remove(self->inst);
+	ret = _trace_tsc_instance_create(self->instance, getpid(), &self->inst, &what);
+	if (ret == -ENOTSUP)
 		SKIP(return, "trace clock %s is not available", TRACE_TSC_CLOCK);
-	}
-	ASSERT_TRUE(trace_clock_is(self->inst, TRACE_TSC_CLOCK))
-		TH_LOG("%s: trace_clock is not %s after writing it", self->instance,
-		       TRACE_TSC_CLOCK);
-	/* Other VMs on the host must not mix their events with the test's. */
-	ret = _trace_set_event_pid(self->inst, getpid());
-	ASSERT_EQ(0, ret) TH_LOG("%s: cannot write set_event_pid: %s", self->instance,
+	ASSERT_EQ(0, ret) TH_LOG("tracefs instance %s: %s: %s", self->instance, what,
 				 strerror(-ret));
-	tsc_enable_events(_metadata, self);
+	ret = _trace_enable_tsc_events(self->inst, &what);
+	ASSERT_EQ(0, ret) TH_LOG("cannot enable kvm:%s in %s: %s", what, self->instance,
+				 strerror(-ret));
 }
 
 /*
