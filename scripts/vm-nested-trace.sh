@@ -95,7 +95,7 @@ start_l2()
 	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu host,tsc-adjust=off -smp "$L2_CPUS" -m "$L2_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 tsc_early_khz=$khz tsc=reliable msr.allow_writes=on $L2_RCU_OPT" \
+		-append "console=ttyS0 panic=-1 tsc_early_khz=$khz tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT" \
 		-virtfs "local,path=$WORK/l2,mount_tag=export,security_model=none" \
 		-serial "file:$WORK/l2-console.log" -serial "file:$WORK/l2-serial.log" \
 		-serial "pipe:$WORK/l2-ctl" >"$WORK/l2-qemu.log" 2>&1 &

@@ -113,10 +113,13 @@ run_qemu()
 	# thread=single: with multi-threaded TCG, a vCPU sometimes ran into the
 	# int3 of a finished jump-label patch ("Oops: int3" in rcu_sched).
 	# ktt_kernel= reaches /init as a variable: where its modules are.
+	# pci=noacpi: the PCI interrupts come from the BIOS's routing table;
+	# evaluating ACPI's _PRT took the debug kernel past ACPICA's 30 s loop
+	# limit on a busy machine, and the 9p devices were left without IRQs.
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable ktt_kernel=${KBUILD_OUT#"$TOP_DIR"/}" \
+		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable pci=noacpi ktt_kernel=${KBUILD_OUT#"$TOP_DIR"/}" \
 		-virtfs "local,path=$TOP_DIR,mount_tag=ktt,security_model=none,readonly=on" \
 		-virtfs "local,path=$EXPORT_DIR,mount_tag=export,security_model=none" \
 		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" \
