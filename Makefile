@@ -51,7 +51,8 @@ $(BUILD)/series.applied: patches/series $(SERIES) scripts/kernel-tree.sh $(TREE_
 	@touch $@
 
 # kernel_rules(OUT, MODULE_OUT, FRAGMENTS): one variant of the test kernel,
-# its modules installed in OUT/modroot, and kvm_tsc_probe built for it.
+# its modules installed in OUT/modroot, and this project's two modules
+# (kvm_tsc_probe, test_kvm_tsc) built for it.
 # kbuild leaves bzImage alone when nothing changed: touch it for make.
 define kernel_rules
 $(1)/.config: Kconfig.snippet $(3) scripts/kernel-config.sh $(BUILD)/series.applied
@@ -64,9 +65,9 @@ $(1)/arch/x86/boot/bzImage: $(1)/.config
 	$(MAKE) -s -C $(TREE) O=$(1) INSTALL_MOD_PATH=$(1)/modroot INSTALL_MOD_STRIP=1 modules_install
 	touch $$@
 
-$(2)/kvm_tsc_probe.ko: $(MODULE_SRCS) $(1)/arch/x86/boot/bzImage
+$(2)/kvm_tsc_probe.ko $(2)/test_kvm_tsc.ko &: $(MODULE_SRCS) $(1)/arch/x86/boot/bzImage
 	+$(MAKE) -C module KDIR=$(1) OUT=$(2)
-	touch $$@
+	touch $(2)/kvm_tsc_probe.ko $(2)/test_kvm_tsc.ko
 endef
 $(eval $(call kernel_rules,$(BUILD)/kernel,$(BUILD)/module,configs/qemu.config))
 $(eval $(call kernel_rules,$(BUILD)/kernel-debug,$(BUILD)/module-debug,configs/qemu.config configs/debug.config))

@@ -7,8 +7,8 @@
 # first, so that it sees every event the collections cause. The runner
 # takes collections in sorted order, so kvm_tsc_probe's comes last: its
 # first test reports what the probe saw and unloads it, the others load it
-# themselves. --suites-only (the debug kernel) runs the two test suites and
-# that first test only. Prints kselftest's TAP, where failures are the
+# themselves. --suites-only (the debug kernel) runs the two test suites,
+# that first test and the test module's tests, not the probe's load cycles. Prints kselftest's TAP, where failures are the
 # "not ok" lines: 6.12's run_kselftest.sh exits 0 whatever the tests did.
 
 readonly KSFT=build/selftests-install
@@ -21,11 +21,16 @@ for c in $COLLECTIONS; do
 done
 ko=$1
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
+# The modules built for the kernel that runs, not the copies installed with
+# the tests (the test kernel's).
 export KVM_TSC_PROBE_KO="/ktt/$ko"
+export TEST_KVM_TSC_KO="/ktt/${ko%/*}/test_kvm_tsc.ko"
 # The test kernel has the series and a vendor module: their absence fails.
 export KTT_TEST_KERNEL=1
 if [ "${2:-}" = --suites-only ]; then
-	set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh
+	set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh \
+		-t kvm_tsc_probe:tsc_events_test.sh -t kvm_tsc_probe:tsc_failure_test.sh \
+		-t kvm_tsc_probe:tsc_loads_test.sh
 else
 	set --
 fi

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+# test_module_lib.sh: what the test_kvm_tsc tests share: where the test module is, loading it from a process whose pid is known, and reading its KTAP back from the kernel log (POSIX sh, sourced after probe_lib.sh).
+#
+# The module is looked for next to the tests (where the collection's
+# install puts it), then next to kvm_tsc_probe.ko; TEST_KVM_TSC_KO
+# overrides both. On the project's test kernels (KTT_TEST_KERNEL=1) the
+# module is loaded with require_events=1: a missing TSC tracepoint fails.
+
+# shellcheck shell=sh disable=SC3043
+# The constants below are for the tests that source this file.
+# shellcheck disable=SC2034
+
+readonly TEST_MODULE=test_kvm_tsc
+readonly TRACEFS=/sys/kernel/tracing
+TEST_KO="${TEST_KVM_TSC_KO:-$TEST_DIR/$TEST_MODULE.ko}"
+if [ -z "${TEST_KVM_TSC_KO:-}" ] && [ ! -r "$TEST_KO" ]; then
+	TEST_KO="$(dirname "$PROBE_KO")/$TEST_MODULE.ko"
+fi
+readonly TEST_KO
+if [ "${KTT_TEST_KERNEL:-}" = 1 ]; then
+	readonly MODULE_ARGS=require_events=1
+else
+	readonly MODULE_ARGS=
+fi
+# Where load_test_module leaves the pid the module ran in, in "pid", and
+# insmod's messages, in "insmod".
+LOAD_DIR=
+
+require_test_ko()
+{
+	[ -r "$TEST_KO" ] ||
+		skip_all "$TEST_KO is missing: build the module and install it with the tests, or set TEST_KVM_TSC_KO"
+}
+
+require_test_unloaded()
+{
+	! is_loaded "$TEST_MODULE" ||
+		skip_all "$TEST_MODULE is already loaded by someone else: unload it first"
+}
+
+# Where the loader leaves its pid and insmod's messages; removed by
+# remove_load_dir, which the tests' clean-up calls.
+make_load_dir()
+{
+	LOAD_DIR=$(mktemp -d /tmp/test_kvm_tsc.XXXXXX) ||
+		ktap_exit_fail_msg "cannot create a directory in /tmp"
+}
+
+remove_load_dir()
+{
+	[ -z "$LOAD_DIR" ] || rm -rf "$LOAD_DIR"
+	LOAD_DIR=
+}
+
+# load_test_module INSTANCE [PARAM=VALUE...]: loads the module from a
+# shell that first writes its own pid where the test reads it and, given an
+# instance, into its set_event_pid, then becomes insmod: the module runs in
+# that pid and the instance, unless INSTANCE is "", records from the load
+# on. Returns insmod's status.
+load_test_module()
+{
+	local instance="$1" rc=0
+
+	shift
+	rm -f "$LOAD_DIR/pid"
+	# shellcheck disable=SC2016,SC2086
+	sh -c 'echo $$ >"$1/pid" || exit 1
+		[ -z "$2" ] || echo $$ >"$2/set_event_pid" || exit 1
+		ko=$3; shift 3; exec insmod "$ko" "$@"' \
+		sh "$LOAD_DIR" "$instance" "$TEST_KO" $MODULE_ARGS "$@" \
+		>"$LOAD_DIR/insmod" 2>&1 || rc=$?
+	return $rc
+}
+
+# The module's KTAP from the last load, without the log prefix. When
+# finit_module() fails, busybox's insmod tries init_module() with the same
+# module: the last run in the loader's pid is the one reported.
+module_ktap()
+{
+	local pid
+
+	pid=$(cat "$LOAD_DIR/pid" 2>/dev/null) || return 1
+	dmesg | sed -n "s/^.*$TEST_MODULE: //p" | awk -v pid="$pid" '
+		/^KTAP version 1$/ { mine = 0; header = $0; next }
+		$0 == "# loaded by pid " pid { mine = 1; out = header }
+		mine { out = out "\n" $0 }
+		END { if (out != "") print out }'
+}
+
+# The module's KTAP as diagnostics of this test's.
+print_module_ktap()
+{
+	module_ktap | sed "s/^/# $TEST_MODULE: /"
+	sed "s/^/# insmod: /" "$LOAD_DIR/insmod"
+}
+
+# The events the module saw, as tracefs prints them, in order.
+module_events()
+{
+	module_ktap | sed -n 's/^# event: //p'
+}
+
+# Every check of the load passed: insmod succeeded, the module printed its
+# totals and no "not ok".
+module_passed()
+{
+	local ktap
+
+	ktap=$(module_ktap)
+	[ -n "$ktap" ] || return 1
+	echo "$ktap" | grep -q '^# Totals: pass:[0-9]* fail:0 ' &&
+		! echo "$ktap" | grep -q '^not ok '
+}
+
+# The reason of a whole-module skip (no /dev/kvm, KVM not loaded), if any.
+module_skip_reason()
+{
+	module_ktap | sed -n 's/^1\.\.0 # SKIP //p'
+}
+
+unload_test_module()
+{
+	rmmod "$TEST_MODULE"
+}
+
+# Loads that succeed stay loaded: take the module out, whatever happened.
+unload_test_module_if_loaded()
+{
+	! is_loaded "$TEST_MODULE" || rmmod "$TEST_MODULE"
+}

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# tsc_failure_test.sh: test_kvm_tsc's failure paths: a wrong expectation, a guest that never halts and no KVM each fail the load with a clear line and leave nothing behind, so that KVM unloads.
+#
+# Unloads the vendor module (kvm_amd or kvm_intel) and kvm, and reloads
+# the vendor module with nested=1 however the test ends.
+
+# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
+# dash and bash all have it.
+# shellcheck disable=SC3043
+
+set -u
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=probe_lib.sh
+. "$TEST_DIR/probe_lib.sh"
+# shellcheck source=test_module_lib.sh
+. "$TEST_DIR/test_module_lib.sh"
+
+VENDOR=
+
+# The load must fail and the module must not stay loaded.
+load_fails()
+{
+	if load_test_module "" "$@"; then
+		ktap_print_msg "the load with $* succeeded"
+		return 1
+	fi
+	print_module_ktap
+	! is_loaded "$TEST_MODULE"
+}
+
+# The module's own cleanup complained about nothing.
+cleanup_clean()
+{
+	! module_ktap | grep -q '^# vm_munmap'
+}
+
+# fail_step=tsc_msr: exactly one "not ok", vCPU 0's IA32_TSC write, with
+# what was expected and what was seen.
+wrong_expectation_fails()
+{
+	local ktap
+
+	load_fails fail_step=tsc_msr || return 1
+	ktap=$(module_ktap)
+	[ "$(echo "$ktap" | grep -c '^not ok ')" = 1 ] &&
+		echo "$ktap" | grep -q '^not ok [0-9]* vcpu 0: KVM_SET_MSRS(IA32_TSC)' &&
+		echo "$ktap" | grep -q '^# expected: kvm_write_tsc_offset: vcpu=0 ' &&
+		echo "$ktap" | grep -q '^# event: kvm_write_tsc_offset: vcpu=0 ' &&
+		cleanup_clean
+}
+
+# guest_no_hlt=1: every vCPU's guest step fails, saying why, and only it.
+endless_guest_fails()
+{
+	local ktap nr_vcpus=2
+
+	load_fails guest_no_hlt=1 nr_vcpus=$nr_vcpus || return 1
+	ktap=$(module_ktap)
+	[ "$(echo "$ktap" | grep -c '^not ok ')" = $nr_vcpus ] &&
+		[ "$(echo "$ktap" | grep -c '^not ok [0-9]* vcpu [0-9]: the guest')" = $nr_vcpus ] &&
+		echo "$ktap" | grep -q '^# the guest did not reach HLT within [0-9]* exits' &&
+		cleanup_clean
+}
+
+# Nothing holds a VM or /dev/kvm open: the vendor module and kvm go.
+kvm_unloads()
+{
+	rmmod "$VENDOR" kvm
+}
+
+# With KVM gone, the load fails with ENODEV and a SKIP line saying why.
+no_kvm_skips()
+{
+	load_fails || return 1
+	grep -q 'No such device' "$LOAD_DIR/insmod" &&
+		module_skip_reason | grep -q 'cannot open /dev/kvm'
+}
+
+load_kvm()
+{
+	modprobe "$VENDOR" nested=1
+}
+
+# Leave the test module unloaded and KVM loaded, as the test found them.
+clean_up()
+{
+	unload_test_module_if_loaded
+	if ! is_loaded "$VENDOR"; then
+		load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
+	fi
+	remove_load_dir
+}
+
+start_test
+require_test_ko
+require_test_unloaded
+require_dev_kvm
+VENDOR=$(find_kvm_vendor)
+[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
+ktap_print_msg "vendor module: $VENDOR"
+ktap_set_plan 5
+trap clean_up EXIT
+trap 'exit 1' INT TERM
+make_load_dir
+ktap_test_result "fail_step=tsc_msr fails the load on that step alone, with expected and seen values" \
+	wrong_expectation_fails
+ktap_test_result "guest_no_hlt=1 fails the load: each guest step says it saw no HLT" \
+	endless_guest_fails
+ktap_test_result "$VENDOR and kvm unload after the failed loads: no VM or file left" kvm_unloads
+ktap_test_result "without KVM the load fails with ENODEV and a SKIP line saying why" no_kvm_skips
+ktap_test_result "$VENDOR reloads with nested=1" load_kvm
+ktap_finished

@@ -1,0 +1,168 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# tsc_loads_test.sh: 100 loads of test_kvm_tsc in a row all pass and leave no memory behind: Slab and VmallocUsed stay within noise, kmemleak (where the kernel has it) finds nothing new.
+#
+# Each load creates a VM with its vCPUs and runs their guests, so a VM or
+# vCPU left behind would add tens of kB of slab and vmalloc memory at each
+# load; the limits below allow a small fraction of that per load. KASAN
+# holds freed objects in a quarantine of up to 1/32 of memory, which the
+# first ~80 loads fill and which then turns over by hundreds of kB: on a
+# KASAN kernel Slab measures that, so its check skips and kmemleak's counts.
+
+# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
+# dash and bash all have it.
+# shellcheck disable=SC3043
+
+set -u
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=probe_lib.sh
+. "$TEST_DIR/probe_lib.sh"
+# shellcheck source=test_module_lib.sh
+. "$TEST_DIR/test_module_lib.sh"
+
+readonly LOADS=100
+readonly WARMUP=10
+# kB each load may add on average after the warm-up: a leaked VM with its
+# vCPUs costs more than ten times this in either counter.
+readonly SLAB_KB_PER_LOAD=4
+readonly VMALLOC_KB_PER_LOAD=4
+readonly KMEMLEAK=$DEBUGFS_ROOT/kmemleak
+DONE=0
+SLAB_BEFORE=0
+SLAB_AFTER=0
+VMALLOC_BEFORE=0
+VMALLOC_AFTER=0
+
+meminfo_kb()
+{
+	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo
+}
+
+# Reclaimable caches out of the way, so that what remains is what stays.
+settle_memory()
+{
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+	return 0
+}
+
+load_unload()
+{
+	load_test_module "" && unload_test_module
+}
+
+# Loads until COUNT are done or one fails; prints how many were done.
+run_loads()
+{
+	local i="$1" count="$2"
+
+	while [ "$i" -lt "$count" ] && load_unload; do
+		i=$((i + 1))
+	done
+	echo "$i"
+}
+
+run_all_loads()
+{
+	local start
+
+	start=$(date +%s)
+	DONE=$(run_loads 0 "$WARMUP")
+	settle_memory
+	SLAB_BEFORE=$(meminfo_kb Slab)
+	VMALLOC_BEFORE=$(meminfo_kb VmallocUsed)
+	[ "$DONE" = "$WARMUP" ] && DONE=$(run_loads "$WARMUP" "$LOADS")
+	settle_memory
+	SLAB_AFTER=$(meminfo_kb Slab)
+	VMALLOC_AFTER=$(meminfo_kb VmallocUsed)
+	ktap_print_msg "$DONE loads in $(($(date +%s) - start)) s;" \
+		"after $WARMUP and after $DONE: Slab $SLAB_BEFORE kB, $SLAB_AFTER kB;" \
+		"VmallocUsed $VMALLOC_BEFORE kB, $VMALLOC_AFTER kB"
+}
+
+all_loads_pass()
+{
+	[ "$DONE" = "$LOADS" ] && ! is_loaded "$TEST_MODULE" && return 0
+	ktap_print_msg "load $((DONE + 1)) failed:"
+	print_module_ktap
+	return 1
+}
+
+# GROWTH_KB stays below PER_LOAD kB for each load after the warm-up.
+within_noise()
+{
+	[ "$1" -lt $(((LOADS - WARMUP) * $2)) ]
+}
+
+slab_stays()
+{
+	within_noise $((SLAB_AFTER - SLAB_BEFORE)) $SLAB_KB_PER_LOAD
+}
+
+# KASAN's run-time calls are in the symbol table of a KASAN kernel only.
+has_kasan()
+{
+	grep -q ' __asan_load8$' /proc/kallsyms 2>/dev/null
+}
+
+vmalloc_stays()
+{
+	within_noise $((VMALLOC_AFTER - VMALLOC_BEFORE)) $VMALLOC_KB_PER_LOAD
+}
+
+# kmemleak reports an object once it is 5 s old and unreferenced at a scan.
+kmemleak_finds_nothing()
+{
+	local nr
+
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	echo scan >"$KMEMLEAK"
+	nr=$(grep -c '^unreferenced object' "$KMEMLEAK")
+	[ "$nr" = 0 ] && return 0
+	ktap_print_msg "$nr objects kmemleak suspects, the first:"
+	head -n 20 "$KMEMLEAK" | sed 's/^/#   /'
+	return 1
+}
+
+# Forget what kmemleak suspected before, so that only new reports count.
+clear_kmemleak()
+{
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK"
+	echo clear >"$KMEMLEAK"
+}
+
+clean_up()
+{
+	unload_test_module_if_loaded
+	remove_load_dir
+}
+
+start_test
+require_test_ko
+require_test_unloaded
+require_dev_kvm
+ktap_set_plan 4
+trap clean_up EXIT
+trap 'exit 1' INT TERM
+make_load_dir
+grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts ||
+	mount -t debugfs debugfs "$DEBUGFS_ROOT" 2>/dev/null
+clear_kmemleak
+run_all_loads
+ktap_test_result "$LOADS loads in a row pass all their checks and unload" all_loads_pass
+if has_kasan; then
+	ktap_test_skip "Slab grows by less than $SLAB_KB_PER_LOAD kB a load after $WARMUP: KASAN's quarantine holds freed objects"
+else
+	ktap_test_result "Slab grows by less than $SLAB_KB_PER_LOAD kB a load after $WARMUP" slab_stays
+fi
+ktap_test_result "VmallocUsed grows by less than $VMALLOC_KB_PER_LOAD kB a load after $WARMUP" \
+	vmalloc_stays
+if [ -w "$KMEMLEAK" ]; then
+	ktap_test_result "kmemleak finds no new leak" kmemleak_finds_nothing
+else
+	ktap_test_skip "kmemleak finds no new leak: this kernel has no kmemleak"
+fi
+ktap_finished
