@@ -71,9 +71,7 @@ start_test
 require_probe_ko
 require_probe_unloaded
 require_debugfs
-VENDOR=$(find_kvm_vendor)
-[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
-ktap_print_msg "vendor module: $VENDOR"
+require_kvm_vendor
 ktap_set_plan 5
 trap clean_up EXIT
 trap 'exit 1' INT TERM

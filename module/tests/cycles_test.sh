@@ -65,17 +65,6 @@ events_reach_probe()
 	[ "${offsets:-0}" -gt 0 ]
 }
 
-# Cycles until COUNT are done or one fails; prints how many were done.
-run_cycles()
-{
-	local i="$1" count="$2"
-
-	while [ "$i" -lt "$count" ] && load_unload; do
-		i=$((i + 1))
-	done
-	echo "$i"
-}
-
 # VmallocUsed moves by a few pages from one cycle to the next whatever the
 # module does (vmap stacks, module memory freed later); a leaked table
 # would add its size at every cycle, so the growth over the cycles after a
@@ -85,9 +74,9 @@ cycle()
 	local start before after
 
 	start=$(date +%s)
-	LOADED=$(run_cycles 0 "$WARMUP")
+	LOADED=$(repeat_until_failure load_unload 0 "$WARMUP")
 	before=$(vmalloc_used_kb)
-	[ "$LOADED" = "$WARMUP" ] && LOADED=$(run_cycles "$WARMUP" "$CYCLES")
+	[ "$LOADED" = "$WARMUP" ] && LOADED=$(repeat_until_failure load_unload "$WARMUP" "$CYCLES")
 	after=$(vmalloc_used_kb)
 	ktap_print_msg "$LOADED load/unload cycles in $(($(date +%s) - start)) s;" \
 		"VmallocUsed $before kB after $WARMUP, $after kB after $LOADED; table $TABLE_KB kB"

@@ -106,6 +106,26 @@ find_kvm_vendor()
 	done
 }
 
+# Sets VENDOR to the vendor module that is loaded, or skips.
+require_kvm_vendor()
+{
+	VENDOR=$(find_kvm_vendor)
+	[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
+	ktap_print_msg "vendor module: $VENDOR"
+}
+
+# Runs COMMAND from run FROM until run TO or its first failure; prints how
+# many runs were done then.
+repeat_until_failure()
+{
+	local cmd="$1" i="$2" count="$3"
+
+	while [ "$i" -lt "$count" ] && "$cmd"; do
+		i=$((i + 1))
+	done
+	echo "$i"
+}
+
 # Prints the KTAP header and skips unless modules can be loaded at all.
 start_test()
 {

@@ -97,9 +97,7 @@ start_test
 require_test_ko
 require_test_unloaded
 require_dev_kvm
-VENDOR=$(find_kvm_vendor)
-[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
-ktap_print_msg "vendor module: $VENDOR"
+require_kvm_vendor
 ktap_set_plan 5
 trap clean_up EXIT
 trap 'exit 1' INT TERM

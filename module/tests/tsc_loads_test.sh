@@ -52,27 +52,16 @@ load_unload()
 	load_test_module "" && unload_test_module
 }
 
-# Loads until COUNT are done or one fails; prints how many were done.
-run_loads()
-{
-	local i="$1" count="$2"
-
-	while [ "$i" -lt "$count" ] && load_unload; do
-		i=$((i + 1))
-	done
-	echo "$i"
-}
-
 run_all_loads()
 {
 	local start
 
 	start=$(date +%s)
-	DONE=$(run_loads 0 "$WARMUP")
+	DONE=$(repeat_until_failure load_unload 0 "$WARMUP")
 	settle_memory
 	SLAB_BEFORE=$(meminfo_kb Slab)
 	VMALLOC_BEFORE=$(meminfo_kb VmallocUsed)
-	[ "$DONE" = "$WARMUP" ] && DONE=$(run_loads "$WARMUP" "$LOADS")
+	[ "$DONE" = "$WARMUP" ] && DONE=$(repeat_until_failure load_unload "$WARMUP" "$LOADS")
 	settle_memory
 	SLAB_AFTER=$(meminfo_kb Slab)
 	VMALLOC_AFTER=$(meminfo_kb VmallocUsed)
