@@ -152,7 +152,9 @@ check: deps
 # The series check alone.
 series-check: $(RESULTS)/series.tap
 
-demo: deps kernel ksft tools
+# Builds one job per core, as check does, then two VM runs.
+demo: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) kernel ksft tools
 	env VMTEST_DIR=$(BUILD)/demo-guest scripts/vmtest.sh build/selftests-install/kvm-tsc-trace/tsc_guest_demo
 	scripts/demo-merge.sh
 
