@@ -59,9 +59,7 @@ kvm_goes()
 # Leave the probe unloaded and KVM loaded, as the test found them.
 clean_up()
 {
-	if is_loaded "$PROBE"; then
-		rmmod "$PROBE"
-	fi
+	unload_if_loaded "$PROBE"
 	if ! is_loaded "$VENDOR"; then
 		load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
 	fi

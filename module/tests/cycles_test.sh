@@ -101,9 +101,7 @@ clean_up()
 	if [ -n "$WRITER_PID" ]; then
 		stop_writer
 	fi
-	if is_loaded "$PROBE"; then
-		rmmod "$PROBE"
-	fi
+	unload_if_loaded "$PROBE"
 }
 
 start_test

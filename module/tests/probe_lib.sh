@@ -55,6 +55,12 @@ print_probe_messages()
 	dmesg 2>/dev/null | grep "$PROBE" | tail -n 5 | sed 's/^/# dmesg: /'
 }
 
+# A module that is loaded goes; one that is not is fine.
+unload_if_loaded()
+{
+	! is_loaded "$1" || rmmod "$1"
+}
+
 unload_probe()
 {
 	rmmod "$PROBE" || { print_probe_messages; return 1; }

@@ -126,5 +126,5 @@ unload_test_module()
 # Loads that succeed stay loaded: take the module out, whatever happened.
 unload_test_module_if_loaded()
 {
-	! is_loaded "$TEST_MODULE" || rmmod "$TEST_MODULE"
+	unload_if_loaded "$TEST_MODULE"
 }

@@ -29,9 +29,7 @@ selftest_counts_planted()
 # If interrupted, still leave the probe unloaded for the tests after this one.
 clean_up()
 {
-	if is_loaded "$PROBE"; then
-		rmmod "$PROBE"
-	fi
+	unload_if_loaded "$PROBE"
 }
 
 start_test
