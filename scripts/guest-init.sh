@@ -1,9 +1,11 @@
 #!/bin/busybox sh
 # guest-init.sh: /init of the test VM: mount, load KVM, refuse an unstable TSC, run the payload, report its status.
 #
-# The repository comes over 9p as /ktt (read-only), the directory for what
-# the payload brings out as /export; the kernel's modules are those of
-# $ktt_kernel (set on the kernel command line by vmtest.sh) in /ktt. Serial
+# Under QEMU (ktt_share=9p on the kernel command line) the repository comes
+# over 9p as /ktt (read-only), and so does the directory for what the
+# payload brings out, as /export; under Bochs, /ktt is in the initramfs and
+# /export stays here. The kernel's modules are in /ktt/$ktt_modroot (set on
+# the kernel command line by vmtest.sh). Serial
 # ports: ttyS0 is the kernel console, ttyS1 carries the payload's output,
 # ttyS2 receives its exit status and nothing else, so the host never has to
 # guess it from console text. The payload is the command line in /payload,
@@ -24,9 +26,11 @@ setup_mounts()
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs /sys/kernel/tracing
 	mount -t debugfs debugfs /sys/kernel/debug
-	mount -t 9p -o trans=virtio,version=9p2000.L,ro ktt /ktt
-	mount -t 9p -o trans=virtio,version=9p2000.L export /export
-	ln -s "/ktt/$ktt_kernel/modroot/lib/modules" /lib/modules
+	if [ "${ktt_share:-}" = 9p ]; then
+		mount -t 9p -o trans=virtio,version=9p2000.L,ro ktt /ktt
+		mount -t 9p -o trans=virtio,version=9p2000.L export /export
+	fi
+	ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
 }
 
 load_kvm()
@@ -65,8 +69,8 @@ main()
 	/bin/busybox --install -s
 	setup_mounts
 	load_kvm
-	stty -F /dev/ttyS1 raw -echo
-	stty -F /dev/ttyS2 raw -echo
+	stty -F /dev/ttyS1 115200 raw -echo
+	stty -F /dev/ttyS2 115200 raw -echo
 	run_payload >/dev/ttyS1 2>&1
 	status=$?
 	echo "$status" >/dev/ttyS2

@@ -1,15 +1,20 @@
 #!/bin/bash
-# vmtest.sh: run a command inside the test kernel under QEMU (TCG, nested SVM) and return its exit status.
+# vmtest.sh: run a command inside the test kernel under QEMU (AMD SVM) or Bochs (Intel VMX) and return its exit status.
 #
 # usage: vmtest.sh COMMAND...
 #
-# The repository is shared with the VM over 9p (virtio), read-only, as
-# /ktt, where COMMAND runs; VMTEST_DIR/export (default build/vmtest/export)
-# is shared writable as /export for what the command brings out. Its output
-# is printed here; the console log stays in VMTEST_DIR. KERNEL_VARIANT
-# (test or debug) picks the kernel and its modules. The run fails when the
-# VM does not report a status before VMTEST_TIMEOUT seconds (default 900),
-# or when the kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
+# VMTEST_VMM picks the emulator: qemu (the default: TCG, nested SVM) or
+# bochs (Intel VMX with nested VMX and TSC scaling, which TCG lacks).
+# COMMAND runs in /ktt, the repository. QEMU shares it over 9p (virtio),
+# read-only, and VMTEST_DIR/export (default build/vmtest/export) writable
+# as /export for what the command brings out. Bochs has no 9p: the
+# repository paths listed in VMTEST_FILES (and the kernel's modules) are
+# copied into the initramfs's /ktt, and /export stays in the VM. The
+# command's output is printed here; the console log stays in VMTEST_DIR.
+# KERNEL_VARIANT (test or debug) picks the kernel and its modules. The run
+# fails when the VM does not report a status before VMTEST_TIMEOUT seconds
+# (default 900), or when the kernel log shows a warning, BUG, Oops, KASAN or
+# lockdep report.
 #
 # VMTEST_NESTED=1 also puts into the initramfs what a nested guest needs:
 # qemu-system-x86_64 and trace-cmd with their libraries and QEMU's
@@ -22,13 +27,14 @@ set -eu
 
 . "$(dirname "$0")/common.sh"
 
+readonly VMM=${VMTEST_VMM:-qemu}
 readonly VM_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest}
 readonly VM_ROOT=$VM_DIR/root
 readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
 readonly CONSOLE_LOG=$VM_DIR/console.log
 readonly OUTPUT_LOG=$VM_DIR/output.log
 readonly STATUS_FILE=$VM_DIR/status
-readonly QEMU_LOG=$VM_DIR/qemu.log
+readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
 readonly NESTED=${VMTEST_NESTED:-0}
 readonly L2_ROOT=$VM_DIR/l2-root
@@ -42,29 +48,49 @@ else
 fi
 readonly VM_MEM=${VMTEST_MEM:-2G}
 readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
+# Where the modules are, relative to /ktt, for guest-init.sh.
+readonly MODROOT=${KBUILD_OUT#"$TOP_DIR"/}/modroot
 # Kernel messages that fail a run whatever the payload said.
 readonly SPLAT_RE='WARNING: CPU:|BUG: |Oops|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|Marking TSC unstable'
+# Bochs: a Skylake-X with VMX (EPT, unrestricted guest, shadow VMCS, TSC
+# offsetting and scaling), its TSC at the 3.5 GHz its CPUID reports.
+readonly BOCHS_CPU="model=corei7_skylake_x, ips=3500000000"
+readonly ISOLINUX_FILES="/usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32"
 
 cleanup()
 {
-	[ -n "${QEMU_PID:-}" ] && kill "$QEMU_PID" 2>/dev/null
+	[ -n "${VM_PID:-}" ] && kill "$VM_PID" 2>/dev/null
 	return 0
 }
 
-# busybox, /init and the payload: the rest comes over 9p. kselftest's
-# runner calls /usr/bin/timeout --foreground, which busybox's lacks.
+# busybox, /init and the payload, and under Bochs what the payload reads
+# from /ktt. kselftest's runner calls /usr/bin/timeout --foreground, which
+# busybox's lacks.
 build_initramfs()
 {
 	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
-	[ -d "$KBUILD_OUT/modroot/lib/modules" ] || die "$KBUILD_OUT/modroot missing: run 'make kernel'"
+	[ -d "$TOP_DIR/$MODROOT/lib/modules" ] || die "$TOP_DIR/$MODROOT missing: run 'make kernel'"
 	rm -rf "$VM_ROOT"
 	mkdir -p "$VM_ROOT/bin"
 	cp /bin/busybox "$VM_ROOT/bin/busybox"
 	cp "$TOP_DIR/scripts/guest-init.sh" "$VM_ROOT/init"
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	[ "$NESTED" = 1 ] && add_nested
+	[ "$VMM" = bochs ] && add_ktt_files $MODROOT ${VMTEST_FILES:-}
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
+}
+
+# Copy repository paths into the initramfs's /ktt, where 9p would show them.
+add_ktt_files()
+{
+	local path
+
+	for path in "$@"; do
+		[ -e "$TOP_DIR/$path" ] || die "VMTEST_FILES: $TOP_DIR/$path does not exist"
+		mkdir -p "$VM_ROOT/ktt/$(dirname "$path")"
+		cp -a "$TOP_DIR/$path" "$VM_ROOT/ktt/$path"
+	done
 }
 
 # The nested guest's initramfs: its /init, busybox and trace-cmd.
@@ -98,55 +124,120 @@ add_nested()
 	build_l2_initramfs "$VM_ROOT/nested/l2-initramfs.cpio.gz"
 }
 
-run_qemu()
+# Start QEMU in the background, in VM_PID.
+start_qemu()
 {
 	local tsc_khz
 
 	# Telling the guest the rate spares it a calibration that fails without
 	# a reference timer.
 	tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
-
-	: >"$OUTPUT_LOG"
-	rm -f "$STATUS_FILE"
-	rm -rf "$EXPORT_DIR"
-	mkdir -p "$EXPORT_DIR"
 	# thread=single: with multi-threaded TCG, a vCPU sometimes ran into the
 	# int3 of a finished jump-label patch ("Oops: int3" in rcu_sched).
-	# ktt_kernel= reaches /init as a variable: where its modules are.
 	# pci=noacpi: the PCI interrupts come from the BIOS's routing table;
 	# evaluating ACPI's _PRT took the debug kernel past ACPICA's 30 s loop
 	# limit on a busy machine, and the 9p devices were left without IRQs.
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable pci=noacpi ktt_kernel=${KBUILD_OUT#"$TOP_DIR"/}" \
+		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable pci=noacpi ktt_modroot=$MODROOT ktt_share=9p" \
 		-virtfs "local,path=$TOP_DIR,mount_tag=ktt,security_model=none,readonly=on" \
 		-virtfs "local,path=$EXPORT_DIR,mount_tag=export,security_model=none" \
 		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" \
-		2>"$QEMU_LOG" &
-	QEMU_PID=$!
-	tail -n +1 -f --pid="$QEMU_PID" "$OUTPUT_LOG" &
-	if ! wait_qemu; then
-		kill "$QEMU_PID" 2>/dev/null || true
-		wait "$QEMU_PID" 2>/dev/null || true
-		QEMU_PID=
+		2>"$VMM_LOG" &
+	VM_PID=$!
+}
+
+# Bochs has no -kernel: isolinux boots the kernel and initramfs from a CD.
+make_iso()
+{
+	local iso_dir=$VM_DIR/iso f
+
+	rm -rf "$iso_dir"
+	mkdir -p "$iso_dir"
+	for f in $ISOLINUX_FILES; do
+		[ -f "$f" ] || die "$f missing: install the Debian packages isolinux and syslinux-common"
+		cp "$f" "$iso_dir/"
+	done
+	cp "$BZIMAGE" "$iso_dir/bzImage"
+	cp "$INITRAMFS" "$iso_dir/initrd.gz"
+	# panic=0: Bochs cannot be told not to reboot; a panicked kernel waits
+	# for the timeout instead of running the payload again.
+	cat >"$iso_dir/isolinux.cfg" <<-EOF
+		DEFAULT ktt
+		PROMPT 0
+		LABEL ktt
+		  KERNEL /bzImage
+		  INITRD /initrd.gz
+		  APPEND console=ttyS0 panic=0 oops=panic tsc=reliable loglevel=4 ktt_modroot=$MODROOT
+	EOF
+	xorriso -as mkisofs -quiet -o "$VM_DIR/boot.iso" -b isolinux.bin -c boot.cat \
+		-no-emul-boot -boot-load-size 4 -boot-info-table "$iso_dir" 2>"$VM_DIR/xorriso.log" ||
+		die "xorriso could not make the boot CD: $VM_DIR/xorriso.log"
+}
+
+# Start Bochs in the background, in VM_PID. It has no headless display but
+# rfb (VNC) without waiting for a client; its sound mixer thread aborts
+# ("buffer overflow detected") unless the sound driver is the dummy one;
+# its debugger stops before the first instruction and is told to continue
+# on stdin.
+start_bochs()
+{
+	make_iso
+	cat >"$VM_DIR/bochsrc" <<-EOF
+		cpu: $BOCHS_CPU
+		memory: guest=${VM_MEM%G}000, host=${VM_MEM%G}000
+		romimage: file=/usr/share/bochs/BIOS-bochs-latest
+		vgaromimage: file=/usr/share/bochs/VGABIOS-lgpl-latest
+		ata0-master: type=cdrom, path="$VM_DIR/boot.iso", status=inserted
+		boot: cdrom
+		clock: sync=none, time0=local
+		com1: enabled=1, mode=file, dev="$CONSOLE_LOG"
+		com2: enabled=1, mode=file, dev="$OUTPUT_LOG"
+		com3: enabled=1, mode=file, dev="$STATUS_FILE"
+		display_library: rfb, options="timeout=0"
+		sound: driver=dummy
+		log: "$VM_DIR/bochs-events.log"
+		panic: action=fatal
+		error: action=report
+		info: action=ignore
+	EOF
+	echo c | bochs -q -f "$VM_DIR/bochsrc" >"$VMM_LOG" 2>&1 &
+	VM_PID=$!
+}
+
+# Run the VM to its end with the payload's output shown as it comes.
+run_vm()
+{
+	: >"$OUTPUT_LOG"
+	: >"$CONSOLE_LOG"
+	rm -f "$STATUS_FILE"
+	rm -rf "$EXPORT_DIR"
+	mkdir -p "$EXPORT_DIR"
+	"start_$VMM"
+	tail -n +1 -f --pid="$VM_PID" "$OUTPUT_LOG" &
+	if ! wait_vm; then
+		kill "$VM_PID" 2>/dev/null || true
+		wait "$VM_PID" 2>/dev/null || true
+		VM_PID=
 		die "the VM did not finish within ${TIMEOUT}s and was killed; console log: $CONSOLE_LOG"
 	fi
-	QEMU_PID=
+	VM_PID=
 	wait
 }
 
-# Bounded wait: poll, since bash's wait has no timeout.
-wait_qemu()
+# Bounded wait: poll, since bash's wait has no timeout. Bochs exits 1 on
+# the guest's power-off: its status is the payload's, on the serial port.
+wait_vm()
 {
 	local waited=0
 
-	while kill -0 "$QEMU_PID" 2>/dev/null; do
+	while kill -0 "$VM_PID" 2>/dev/null; do
 		[ "$waited" -lt "$TIMEOUT" ] || return 1
 		sleep 1
 		waited=$((waited + 1))
 	done
-	wait "$QEMU_PID" || note "qemu exited with status $?, see $QEMU_LOG"
+	wait "$VM_PID" || [ "$VMM" = bochs ] || note "$VMM exited with status $?, see $VMM_LOG"
 	return 0
 }
 
@@ -164,10 +255,23 @@ payload_status()
 	return "$status"
 }
 
+check_vmm()
+{
+	case $VMM in
+	qemu) need_cmd qemu-system-x86_64 qemu-system-x86 ;;
+	bochs)
+		need_cmd bochs bochs
+		need_cmd xorriso xorriso
+		[ "$NESTED" = 0 ] || die "VMTEST_NESTED=1 needs QEMU"
+		;;
+	*) die "VMTEST_VMM=$VMM: use qemu or bochs" ;;
+	esac
+}
+
 main()
 {
 	[ $# -gt 0 ] || die "usage: ${0##*/} COMMAND..."
-	need_cmd qemu-system-x86_64 qemu-system-x86
+	check_vmm
 	need_cmd cpio cpio
 	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
@@ -178,7 +282,7 @@ main()
 	trap cleanup EXIT
 	mkdir -p "$VM_DIR"
 	build_initramfs "$@"
-	run_qemu
+	run_vm
 	payload_status
 }
 
