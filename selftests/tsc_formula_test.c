@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tsc_formula_test: the formula end to end. A real guest's rdtsc, taken
- * between two host rdtsc reads, lies within [before + offset, after +
- * offset] for the offset the last kvm_write_tsc_offset of its vCPU
- * reported. The guest runs unscaled (no KVM_SET_TSC_KHZ), so the
- * multiplier is the default.
+ * between two host rdtsc reads, lies within [scale(before) + offset,
+ * scale(after) + offset], where scale(t) = (t * multiplier) >> frac_bits,
+ * for the offset and the multiplier the last events of its vCPU reported:
+ * unscaled (the default multiplier, scale(t) = t), and with TSC scaling
+ * after KVM_SET_TSC_KHZ to half the host's rate.
  */
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include "tsc_fixture.h"
 
 /* 2^40 cycles behind the host: minutes at any TSC rate. */
@@ -63,6 +67,85 @@ TEST_F(tsc, guest_tsc_after_offset_attr)
 	ret = _vcpu_set_tsc_offset(self->vm.vcpus[0].fd, GUEST_OFFSET);
 	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", strerror(-ret));
 	check_guest_tsc(_metadata, self, "KVM_VCPU_TSC_OFFSET");
+}
+
+static uint64_t scale(uint64_t tsc, uint64_t multiplier, unsigned int frac_bits)
+{
+	return ((__uint128_t)tsc * multiplier) >> frac_bits;
+}
+
+/*
+ * The guest's rdtsc on vCPU 0, in @s, against the offset and the
+ * multiplier (in @mult) of the vCPU's latest events since @evs was last
+ * filled, which must include both.
+ */
+static void check_scaled_guest_tsc(struct __test_metadata *_metadata,
+				   struct _test_data_tsc *self, struct tsc_event *evs,
+				   struct tsc_event *mult, struct tsc_sample *s)
+{
+	const struct tsc_event *off, *last_mult;
+	uint64_t low, high;
+	int nr;
+
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	off = tsc_last_event(evs, nr, TSC_OFFSET, 0);
+	last_mult = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
+	ASSERT_NE(NULL, off) TH_LOG("no %s for vCPU 0", TSC_OFFSET_EVENT);
+	ASSERT_NE(NULL, last_mult) TH_LOG("no %s for vCPU 0", TSC_MULTIPLIER_EVENT);
+	*mult = *last_mult;
+	guest_read_tsc(_metadata, &self->vm.vcpus[0], s);
+	low = scale(s->host_before, mult->next, mult->frac_bits) + off->next;
+	high = scale(s->host_after, mult->next, mult->frac_bits) + off->next;
+	EXPECT_LE(s->guest - low, high - low)
+		TH_LOG("guest rdtsc %llu outside [%llu, %llu] = scale(host [%llu, %llu]) + offset %lld, multiplier %llu >> %u",
+		       (unsigned long long)s->guest, (unsigned long long)low,
+		       (unsigned long long)high, (unsigned long long)s->host_before,
+		       (unsigned long long)s->host_after, (long long)off->next,
+		       (unsigned long long)mult->next, mult->frac_bits);
+}
+
+/*
+ * At half the host's rate: the formula holds with the multiplier KVM
+ * wrote, and over 10 ms of host time the guest's TSC advances by that
+ * ratio, within what the host reads around each guest read allow.
+ */
+TEST_F(tsc, scaled_guest_tsc)
+{
+	const char *unusable = tsc_event_unusable(_metadata, TSC_MULTIPLIER_EVENT);
+	struct tsc_event evs[TSC_MAX_EVENTS], mult;
+	int vcpu_fd, host_khz, guest_khz;
+	struct tsc_sample first, second;
+	uint64_t delta, low, high;
+
+	if (unusable)
+		SKIP(return, "%s", unusable);
+	if (ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) <= 0)
+		SKIP(return, "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)");
+	tsc_create_vm(_metadata, self, 1);
+	vcpu_fd = self->vm.vcpus[0].fd;
+	host_khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	ASSERT_LT(0, host_khz) TH_LOG("KVM_GET_TSC_KHZ: %s", strerror(errno));
+	guest_khz = host_khz / 2;
+	ASSERT_EQ(0, ioctl(vcpu_fd, KVM_SET_TSC_KHZ, guest_khz))
+		TH_LOG("KVM_SET_TSC_KHZ(%d): %s", guest_khz, strerror(errno));
+
+	/* vCPU creation's events and KVM_SET_TSC_KHZ's, all in @evs. */
+	check_scaled_guest_tsc(_metadata, self, evs, &mult, &first);
+	ASSERT_NE(1ULL << mult.frac_bits, mult.next)
+		TH_LOG("KVM_SET_TSC_KHZ(%d) left the default multiplier", guest_khz);
+	usleep(10000);
+	/* Nothing since: the same offset and multiplier must still hold. */
+	guest_read_tsc(_metadata, &self->vm.vcpus[0], &second);
+
+	delta = second.guest - first.guest;
+	low = scale(second.host_before - first.host_after, mult.next, mult.frac_bits);
+	high = scale(second.host_after - first.host_before, mult.next, mult.frac_bits) + 1;
+	EXPECT_LE(low, delta) TH_LOG("guest advanced %llu for host %llu..%llu at %d/%d kHz",
+				     (unsigned long long)delta,
+				     (unsigned long long)(second.host_before - first.host_after),
+				     (unsigned long long)(second.host_after - first.host_before),
+				     guest_khz, host_khz);
+	EXPECT_GE(high, delta);
 }
 
 TEST_HARNESS_MAIN
