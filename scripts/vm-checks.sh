@@ -7,9 +7,11 @@
 # first, so that it sees every event the collections cause. The runner
 # takes collections in sorted order, so kvm_tsc_probe's comes last: its
 # first test reports what the probe saw and unloads it, the others load it
-# themselves. --suites-only (the debug kernel) runs the two test suites,
-# that first test and the test module's tests, not the probe's load cycles. Prints kselftest's TAP, where failures are the
-# "not ok" lines: 6.12's run_kselftest.sh exits 0 whatever the tests did.
+# themselves. --suites-only (the debug kernel, and Bochs, where a guest
+# second costs a minute) runs the test suites, that first test and the test
+# module's tests, not the probe's load cycles, which QEMU's run of the test
+# kernel covers. Prints kselftest's TAP, where failures are the "not ok"
+# lines: 6.12's run_kselftest.sh exits 0 whatever the tests did.
 
 readonly KSFT=build/selftests-install
 readonly COLLECTIONS="kvm kvm-tsc-trace kvm_tsc_probe"
