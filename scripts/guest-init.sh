@@ -4,12 +4,12 @@
 # Under QEMU (ktt_share=9p on the kernel command line) the repository comes
 # over 9p as /ktt (read-only), and so does the directory for what the
 # payload brings out, as /export; under Bochs, /ktt is in the initramfs and
-# /export stays here. The kernel's modules are in /ktt/$ktt_modroot (set on
-# the kernel command line by vmtest.sh). Serial
-# ports: ttyS0 is the kernel console, ttyS1 carries the payload's output,
-# ttyS2 receives its exit status and nothing else, so the host never has to
-# guess it from console text. The payload is the command line in /payload,
-# run from /ktt.
+# /export goes back as a gzipped tar on ttyS3 after the payload. The
+# kernel's modules are in /ktt/$ktt_modroot (set on the kernel command line
+# by vmtest.sh). Serial ports: ttyS0 is the kernel console, ttyS1 carries
+# the payload's output, ttyS2 receives its exit status and nothing else, so
+# the host never has to guess it from console text. The payload is the
+# command line in /payload, run from /ktt.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
@@ -76,6 +76,16 @@ run_payload()
 	sh -c "$(cat /payload)"
 }
 
+# Without 9p, /export leaves as a tar stream; tar and gzip tell the host
+# whether it came whole.
+send_export()
+{
+	[ "${ktt_share:-}" = 9p ] && return 0
+	[ -n "$(ls -A /export)" ] || return 0
+	stty -F /dev/ttyS3 115200 raw -echo
+	tar -c -C /export . | gzip -1 >/dev/ttyS3
+}
+
 main()
 {
 	local status
@@ -88,6 +98,7 @@ main()
 	stty -F /dev/ttyS2 115200 raw -echo
 	run_payload >/dev/ttyS1 2>&1
 	status=$?
+	send_export >/dev/ttyS1 2>&1 || status=1
 	echo "$status" >/dev/ttyS2
 	sync
 	poweroff -f

@@ -9,8 +9,9 @@
 # read-only, and VMTEST_DIR/export (default build/vmtest/export) writable
 # as /export for what the command brings out. Bochs has no 9p: the
 # repository paths listed in VMTEST_FILES (and the kernel's modules) are
-# copied into the initramfs's /ktt, and /export stays in the VM. The
-# command's output is printed here; the console log stays in VMTEST_DIR.
+# copied into the initramfs's /ktt, and what the command leaves in /export
+# comes back as a gzipped tar on the fourth serial port. The command's
+# output is printed here; the console log stays in VMTEST_DIR.
 # KERNEL_VARIANT (test or debug) picks the kernel and its modules. The run
 # fails when the VM does not report a status before VMTEST_TIMEOUT seconds
 # (default 900), or when the kernel log shows a warning, BUG, Oops, KASAN or
@@ -36,6 +37,7 @@ readonly OUTPUT_LOG=$VM_DIR/output.log
 readonly STATUS_FILE=$VM_DIR/status
 readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
+readonly EXPORT_TAR=$VM_DIR/export.tar.gz
 readonly NESTED=${VMTEST_NESTED:-0}
 readonly L2_ROOT=$VM_DIR/l2-root
 # What QEMU loads to boot a -kernel on the pc machine, from its firmware path.
@@ -196,6 +198,7 @@ start_bochs()
 		com1: enabled=1, mode=file, dev="$CONSOLE_LOG"
 		com2: enabled=1, mode=file, dev="$OUTPUT_LOG"
 		com3: enabled=1, mode=file, dev="$STATUS_FILE"
+		com4: enabled=1, mode=file, dev="$EXPORT_TAR"
 		display_library: rfb, options="timeout=0"
 		sound: driver=dummy
 		log: "$VM_DIR/bochs-events.log"
@@ -212,7 +215,7 @@ run_vm()
 {
 	: >"$OUTPUT_LOG"
 	: >"$CONSOLE_LOG"
-	rm -f "$STATUS_FILE"
+	rm -f "$STATUS_FILE" "$EXPORT_TAR"
 	rm -rf "$EXPORT_DIR"
 	mkdir -p "$EXPORT_DIR"
 	"start_$VMM"
@@ -225,6 +228,16 @@ run_vm()
 	fi
 	VM_PID=
 	wait
+	[ "$VMM" = bochs ] && unpack_export
+	return 0
+}
+
+# What the payload left in the VM's /export, from the serial port.
+unpack_export()
+{
+	[ -s "$EXPORT_TAR" ] || return 0
+	tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
+		die "the VM's /export came back damaged: $EXPORT_TAR"
 }
 
 # Bounded wait: poll, since bash's wait has no timeout. Bochs exits 1 on
