@@ -40,7 +40,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/tsc_msrs_test x86_64/kvm_clock_te
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := tools series kernel-tree vmtest vm-vmx vm vm-debug merge-e2e
+CHECKS := tools series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 
 all: kernel module selftests tools
 
@@ -153,6 +153,12 @@ $(RESULTS)/vm-debug.tap: ksft $(BUILD)/kernel-debug/arch/x86/boot/bzImage \
 
 $(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/result.sh run $@ scripts/tests/merge-e2e-test.sh
+
+# The same under Bochs, with the nested guest's TSC scaled to half L1's
+# 3.5 GHz.
+$(RESULTS)/merge-e2e-vmx.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/result.sh run $@ env VMTEST_VMM=bochs VMTEST_DIR=$(BUILD)/vmtest-e2e-vmx \
+		scripts/tests/merge-e2e-test.sh --l2-tsc-khz 1750000
 
 # One job per core; each check's output is kept whole (-Otarget) even when
 # two run at once;

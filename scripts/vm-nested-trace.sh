@@ -2,7 +2,7 @@
 # vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) traces itself, and put both traces in /export.
 #
 # usage (on the build machine):
-#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS]
+#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]]
 #
 # VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs in the test VM, the nested guest failed
 # in 12 of 29 runs tried: its kernel died ("BUG: ENTRY_TRAMPOLINE stack
@@ -14,7 +14,8 @@
 # what it needs: the kernel and L2's initramfs (scripts/nested-guest-init.sh
 # as /init); qemu-system-x86_64 and trace-cmd are in the VM's /usr/bin.
 # Steps: record-host.sh starts recording; L2 boots with L2_CPUS vCPUs
-# (default 2); once it says it is ready, KVM's debugfs TSC offsets of its
+# (default 2) whose TSC runs at L2_TSC_KHZ (default L1's rate; another rate
+# needs TSC scaling, which Bochs has and TCG has not); once it says it is ready, KVM's debugfs TSC offsets of its
 # vCPUs are saved (what trace-cmd would sample) and L2 is told to go; L2
 # writes its markers around a TSC write and its trace into a directory
 # shared with it over 9p; recording stops. The files are copied to /export,
@@ -27,6 +28,9 @@
 readonly NESTED=/nested
 readonly WORK=/tmp/nested
 readonly L2_CPUS=${1:-2}
+L1_TSC_KHZ=$(sed -n 's/.*tsc_early_khz=\([0-9]*\).*/\1/p' /proc/cmdline)
+readonly L1_TSC_KHZ
+readonly L2_TSC_KHZ=${2:-$L1_TSC_KHZ}
 readonly L2_MEM=256M
 readonly BOOT_TIMEOUT=60
 readonly RUN_TIMEOUT=90
@@ -77,25 +81,26 @@ check_requirements()
 	for f in "$NESTED/bzImage" "$NESTED/l2-initramfs.cpio.gz" /usr/bin/qemu-system-x86_64 /usr/bin/trace-cmd; do
 		[ -e "$f" ] || { fail "$f is missing: build the initramfs with VMTEST_NESTED=1"; return 1; }
 	done
+	[ -n "$L1_TSC_KHZ" ] || { fail "no tsc_early_khz= in /proc/cmdline"; return 1; }
 }
 
 start_l2()
 {
-	local khz
+	local cpu=host,tsc-adjust=off
 
-	# L2's TSC runs at L1's rate: tell it, as vmtest.sh told L1.
-	khz=$(sed -n 's/.*tsc_early_khz=\([0-9]*\).*/\1/p' /proc/cmdline)
-	[ -n "$khz" ] || { fail "no tsc_early_khz= in /proc/cmdline"; return 1; }
+	# QEMU asks KVM for another rate with KVM_SET_TSC_KHZ.
+	[ "$L2_TSC_KHZ" = "$L1_TSC_KHZ" ] || cpu=$cpu,tsc-frequency=${L2_TSC_KHZ}000
 	mkfifo "$WORK/l2-ctl.in" "$WORK/l2-ctl.out" || { fail "mkfifo $WORK/l2-ctl.*"; return 1; }
 	mkdir -p "$WORK/l2"
 	: >"$WORK/l2-serial.log"
 	# tsc-adjust=off: with IA32_TSC_ADJUST the guest kernel restores it within
 	# a second of the TSC write ("TSC ADJUST differs"), undoing the jump.
 	# debug-threads=on names the vCPU threads "CPU N/KVM" in the host trace.
-	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu host,tsc-adjust=off -smp "$L2_CPUS" -m "$L2_MEM" \
+	# L2 is told its rate, as vmtest.sh told L1.
+	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$L2_CPUS" -m "$L2_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 tsc_early_khz=$khz tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT" \
+		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT" \
 		-virtfs "local,path=$WORK/l2,mount_tag=export,security_model=none" \
 		-serial "file:$WORK/l2-console.log" -serial "file:$WORK/l2-serial.log" \
 		-serial "pipe:$WORK/l2-ctl" >"$WORK/l2-qemu.log" 2>&1 &
@@ -174,6 +179,8 @@ run()
 		{ fail "L2 reported status '$status': $(grep ktt-l2-error "$WORK/l2-serial.log")"; return 1; }
 	{
 		echo "l2_cpus $L2_CPUS"
+		echo "l1_tsc_khz $L1_TSC_KHZ"
+		echo "l2_tsc_khz $L2_TSC_KHZ"
 		echo "record_start_s $(elapsed "$t0" "$t_rec")"
 		echo "l2_boot_s $(elapsed "$t_rec" "$t_ready")"
 		echo "l2_run_s $(elapsed "$t_ready" "$t_done")"

@@ -1,12 +1,14 @@
 #!/bin/bash
 # merge-e2e-test.sh: KTAP test of kvm-tsc-merge on a real host + nested-guest trace pair recorded in the test VM: every guest marker must land right before its own port exit.
 #
-# usage: merge-e2e-test.sh [--no-vm]
+# usage: merge-e2e-test.sh [--no-vm] [--l2-tsc-khz KHZ]
 #
 # Boots the test VM with VMTEST_NESTED=1 (which gives it one CPU), runs
 # scripts/vm-nested-trace.sh there (VMTEST_DIR defaults to build/vmtest-e2e;
 # a second run if the nested guest itself failed); --no-vm checks the files
-# of the previous run in $VMTEST_DIR/export instead. Checks the raw traces
+# of the previous run in $VMTEST_DIR/export instead. --l2-tsc-khz runs the
+# nested guest's TSC at KHZ through TSC scaling (VMTEST_VMM=bochs: TCG has
+# none), and the host trace must show L2's vCPUs at that multiplier. Checks the raw traces
 # with trace-cmd, then, when build/tools/kvm-tsc-merge exists, merges them
 #
 #     kvm-tsc-merge --host host.dat --guest l2=guest.dat \
@@ -37,9 +39,11 @@ readonly INFO=$EXPORT/l2-info.txt
 readonly DEBUGFS=$EXPORT/debugfs-tsc-offset.txt
 readonly TIMELINE=$OUT/TIMELINE.txt
 readonly SUMMARY=$OUT/SUMMARY.txt
-readonly PLAN=7
+readonly PLAN=8
 readonly VM_LOG=$VMTEST_DIR.log
 readonly ATTEMPTS=2
+# The nested guest's TSC rate in kHz, when --l2-tsc-khz sets one.
+L2_TSC_KHZ=
 
 # One line per event of a trace-cmd report (any number of -i files), as
 # "FILE TS CPU EVENT INFO": FILE is "guest" for lines of guest.dat, "host"
@@ -62,10 +66,12 @@ info_value()
 	sed -n "s/^$1 //p" "$INFO"
 }
 
-# One boot of the test VM with the nested payload.
+# One boot of the test VM with the nested payload; Bochs, which has no 9p,
+# gets the scripts in its initramfs.
 run_vm_once()
 {
-	VMTEST_NESTED=1 "$TOP_DIR/scripts/vmtest.sh" sh scripts/vm-nested-trace.sh >"$VM_LOG" 2>&1
+	VMTEST_NESTED=1 VMTEST_FILES=scripts "$TOP_DIR/scripts/vmtest.sh" \
+		sh scripts/vm-nested-trace.sh 2 $L2_TSC_KHZ >"$VM_LOG" 2>&1
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run
@@ -156,6 +162,32 @@ check_tsc_write()
 	return $rc
 }
 
+# Each vCPU's last kvm_write_tsc_multiplier is KVM's ratio for L2's rate:
+# 2^frac_bits * L2 kHz / L1 kHz, rounded down (the default when equal).
+check_l2_multiplier()
+{
+	local cpus=$1 l1_khz l2_khz cpu line next frac expected rc=0
+
+	l1_khz=$(sed -n 's/^l1_tsc_khz //p' "$EXPORT/nested-run.txt")
+	l2_khz=$(sed -n 's/^l2_tsc_khz //p' "$EXPORT/nested-run.txt")
+	for cpu in $(seq 0 $((cpus - 1))); do
+		line=$(awk -v c="$cpu" '$4 == "kvm_write_tsc_multiplier" && $5 == "vcpu=" c' "$OUT/host.events" |
+			sed -n 's/.* next=\([0-9]*\) frac_bits=\([0-9]*\).*/\1 \2/p' | tail -1)
+		if [ -z "$line" ]; then
+			echo "# host.dat: no kvm_write_tsc_multiplier of vcpu $cpu"
+			rc=1
+			continue
+		fi
+		read -r next frac <<<"$line"
+		expected=$(echo "2^$frac * $l2_khz / $l1_khz" | bc)
+		echo "# vcpu $cpu: multiplier $next >> $frac for $l2_khz kHz on a $l1_khz kHz host"
+		[ "$next" = "$expected" ] && continue
+		echo "# vcpu $cpu: expected multiplier $expected"
+		rc=1
+	done
+	return $rc
+}
+
 run_merge()
 {
 	local status
@@ -170,11 +202,12 @@ run_merge()
 	return 1
 }
 
-# The host's io exits as "TS X VCPU PORT" lines (PORT: 4 hex digits).
+# The host's io exits as "TS X VCPU PORT" lines (PORT: 4 hex digits, bits
+# 31:16 of info1 in SVM's and VMX's exit information alike).
 io_exits()
 {
 	awk '
-		$4 == "kvm_exit" && / reason io / && match($0, /info1 0x[0-9a-f]+/) {
+		$4 == "kvm_exit" && / reason (io|IO_INSTRUCTION) / && match($0, /info1 0x[0-9a-f]+/) {
 			h = substr($0, RSTART + 8, RLENGTH - 8)
 			p = substr(h, length(h) - 7, 4)
 			match($0, /vcpu [0-9]+/)
@@ -267,7 +300,7 @@ show_trace_cmd_merge()
 			split(substr($0, RSTART, RLENGTH), w, /[ =]/)
 			mk[w[4], ++nm[w[4]]] = $2; ph[w[4], nm[w[4]]] = w[2]
 		}
-		$1 == "host" && $4 == "kvm_exit" && / reason io / && match($0, /info1 0x[0-9a-f]+/) {
+		$1 == "host" && $4 == "kvm_exit" && / reason (io|IO_INSTRUCTION) / && match($0, /info1 0x[0-9a-f]+/) {
 			h = substr($0, RSTART + 8, RLENGTH - 8)
 			if (substr(h, length(h) - 7, 4) != port) next
 			match($0, /vcpu [0-9]+/)
@@ -294,12 +327,19 @@ show_trace_cmd_merge()
 
 main()
 {
-	local cpus markers jump rc what
+	local cpus markers jump rc what no_vm=
 
 	use_ktap
 	need_cmd trace-cmd trace-cmd
 	ktap_print_header
-	if [ "${1:-}" != --no-vm ]; then
+	if [ "${1:-}" = --no-vm ]; then
+		no_vm=1
+		shift
+	fi
+	if [ "${1:-}" = --l2-tsc-khz ]; then
+		L2_TSC_KHZ=${2:?--l2-tsc-khz needs a rate in kHz}
+	fi
+	if [ -z "$no_vm" ]; then
 		run_vm
 		rc=$?
 	else
@@ -330,6 +370,7 @@ main()
 		check_host_port_exits "$cpus" "$markers"
 	ktap_test_result "host.dat has each vCPU's guest TSC write as kvm_write_tsc_offset, from the offset debugfs showed" \
 		check_tsc_write "$cpus" "$jump"
+	ktap_test_result "host.dat has each vCPU's TSC multiplier for L2's rate" check_l2_multiplier "$cpus"
 	show_trace_cmd_merge
 	if [ ! -x "$MERGE" ]; then
 		for what in "kvm-tsc-merge merges the pair and exits 0" \
