@@ -8,7 +8,8 @@ set -eu
 readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev cpio
 	kmod pkg-config git file qemu-system-x86 busybox-static linux-source-6.12
 	trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev sparse ccache
-	seabios qemu-system-data jq rsync python3-ply"
+	seabios qemu-system-data jq rsync python3-ply
+	bochs bochsbios vgabios isolinux syslinux-common xorriso"
 
 missing_packages()
 {
