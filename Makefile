@@ -29,13 +29,15 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_IGNOREOPTIONS := -fmacro-prefix-map=*
 SERIES := $(addprefix patches/,$(shell sed -e 's/\#.*//' patches/series))
 MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h)
-# The in-tree KVM selftests the VMs run: the series' own test, and upstream
+# The in-tree KVM selftests the VMs run: the series' own tests (the events,
+# and one reproducer per bug the series fixes), and upstream
 # tests whose pass shows the series breaks nothing around the TSC and nested
 # SVM (under QEMU) or nested VMX and TSC scaling (under Bochs). Each skips
 # in the VM without its vendor. Not vmx_preemption_timer_test nor
 # tsc_scaling_sync: a VMX guest spinning with interrupts off livelocks
 # Bochs 2.7.
-KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/tsc_msrs_test x86_64/kvm_clock_test \
+KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/svm_nested_leave_tsc_test \
+	x86_64/vmx_nested_failed_entry_tsc_test x86_64/tsc_msrs_test x86_64/kvm_clock_test \
 	x86_64/state_test x86_64/svm_vmcall_test x86_64/svm_nested_shutdown_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test

@@ -18,6 +18,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include <../arch/x86/kvm/kvm_cache_regs.h>
 #include <../arch/x86/kvm/trace.h>
 
 #include "kvm_tsc_probe.h"
@@ -47,10 +48,11 @@ static void probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64 nex
 #endif
 
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-static void probe_nested(void *data, unsigned int vcpu_id, bool guest_mode, u64 prev, u64 next,
-			 u64 multiplier)
+/* The event passes the vCPU; its fields are read as its TP_fast_assign does. */
+static void probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev)
 {
-	ktt_on_nested(current->tgid, vcpu_id, guest_mode, prev, next, multiplier);
+	ktt_on_nested(current->tgid, vcpu->vcpu_id, is_guest_mode(vcpu), prev,
+		      vcpu->arch.tsc_offset, vcpu->arch.tsc_scaling_ratio);
 }
 #endif
 

@@ -36,6 +36,7 @@
 #include <asm/msr-index.h>
 #include <asm/tsc.h>
 
+#include <../arch/x86/kvm/kvm_cache_regs.h>
 #include <../arch/x86/kvm/trace.h>
 
 #define KTK_MAX_VCPUS		8
@@ -168,12 +169,13 @@ static void ktk_probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64
 #endif
 
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-static void ktk_probe_nested(void *data, unsigned int vcpu_id, bool guest_mode, u64 prev,
-			     u64 next, u64 multiplier)
+/* The event passes the vCPU; its fields are read as its TP_fast_assign does. */
+static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev)
 {
 	struct ktk_event e = {
-		.kind = KTK_NESTED, .vcpu_id = vcpu_id, .prev = prev, .next = next,
-		.multiplier = multiplier, .guest_mode = guest_mode,
+		.kind = KTK_NESTED, .vcpu_id = vcpu->vcpu_id, .prev = prev,
+		.next = vcpu->arch.tsc_offset, .multiplier = vcpu->arch.tsc_scaling_ratio,
+		.guest_mode = is_guest_mode(vcpu),
 	};
 
 	ktk_record(&e);
