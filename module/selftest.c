@@ -39,6 +39,9 @@ static const struct step {
 	{ NESTED, false, .prev = 300, .next = 300, .multiplier = ONE_32, .violations = 1 },
 	{ NESTED, true, .prev = 300, .next = 2000, .multiplier = ONE_32 },
 	{ NESTED, false, .prev = 2000, .next = 555, .multiplier = ONE_32, .violations = 1 },
+	{ NESTED, true, .prev = 300, .next = 2000, .multiplier = 2 * ONE_32 },
+	/* L2's multiplier left in force */
+	{ NESTED, false, .prev = 2000, .next = 300, .multiplier = 2 * ONE_32, .violations = 1 },
 	/* vCPU 0 created again: a new VM, whose first offset is not checked. */
 	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },
 	{ OFFSET, .prev = 0, .next = 700 },

@@ -210,7 +210,7 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 
 /*
  * guest_mode 1 is a nested VM-Enter or a change while L2 runs; guest_mode 0
- * is only possible while L2 runs, and gives L1's offset back.
+ * is only possible while L2 runs, and gives L1's offset and multiplier back.
  */
 void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 		   u64 multiplier)
@@ -228,6 +228,9 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 		report(v, "kvm_nested_tsc_offset guest_mode 0 outside L2", 1, 0);
 	if (!guest_mode && v->nr_offset)
 		check_equal(v, "kvm_nested_tsc_offset next (L1)", v->l1_offset, next);
+	if (!guest_mode && v->nr_multiplier)
+		check_equal(v, "kvm_nested_tsc_offset multiplier (L1)", v->l1_multiplier,
+			    multiplier);
 	/* Without a multiplier write (no TSC scaling, rate caught up) it stays 0. */
 	if (!multiplier && v->nr_multiplier)
 		report(v, "kvm_nested_tsc_offset multiplier (never 0)", v->l1_multiplier, 0);
