@@ -26,31 +26,25 @@ fi
 # insmod's messages, in "insmod".
 LOAD_DIR=
 
-require_test_ko()
+# What every test of the module needs: the module, not loaded by someone
+# else, and /dev/kvm.
+require_test_module()
 {
 	[ -r "$TEST_KO" ] ||
 		skip_all "$TEST_KO is missing: build the module and install it with the tests, or set TEST_KVM_TSC_KO"
-}
-
-require_test_unloaded()
-{
 	! is_loaded "$TEST_MODULE" ||
 		skip_all "$TEST_MODULE is already loaded by someone else: unload it first"
+	require_dev_kvm
 }
 
 # Where the loader leaves its pid and insmod's messages; removed by
-# remove_load_dir, which the tests' clean-up calls.
+# clean_up_test_module.
 make_load_dir()
 {
 	LOAD_DIR=$(mktemp -d /tmp/test_kvm_tsc.XXXXXX) ||
 		ktap_exit_fail_msg "cannot create a directory in /tmp"
 }
 
-remove_load_dir()
-{
-	[ -z "$LOAD_DIR" ] || rm -rf "$LOAD_DIR"
-	LOAD_DIR=
-}
 
 # load_test_module INSTANCE [PARAM=VALUE...]: loads the module from a
 # shell that first writes its own pid where the test reads it and, given an
@@ -123,8 +117,11 @@ unload_test_module()
 	rmmod "$TEST_MODULE"
 }
 
-# Loads that succeed stay loaded: take the module out, whatever happened.
-unload_test_module_if_loaded()
+# However a test ends: loads that succeed stay loaded, so take the module
+# out, and remove the load directory.
+clean_up_test_module()
 {
 	unload_if_loaded "$TEST_MODULE"
+	[ -z "$LOAD_DIR" ] || rm -rf "$LOAD_DIR"
+	LOAD_DIR=
 }

@@ -153,14 +153,11 @@ clean_up()
 {
 	remove_instance "$INSTANCE"
 	remove_instance "$OTHER"
-	unload_test_module_if_loaded
-	remove_load_dir
+	clean_up_test_module
 }
 
 start_test
-require_test_ko
-require_test_unloaded
-require_dev_kvm
+require_test_module
 require_tracefs
 require_tsc_events
 grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"

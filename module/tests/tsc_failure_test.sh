@@ -86,17 +86,14 @@ load_kvm()
 # Leave the test module unloaded and KVM loaded, as the test found them.
 clean_up()
 {
-	unload_test_module_if_loaded
+	clean_up_test_module
 	if ! is_loaded "$VENDOR"; then
 		load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
 	fi
-	remove_load_dir
 }
 
 start_test
-require_test_ko
-require_test_unloaded
-require_dev_kvm
+require_test_module
 require_kvm_vendor
 ktap_set_plan 5
 trap clean_up EXIT

@@ -123,18 +123,11 @@ clear_kmemleak()
 	echo clear >"$KMEMLEAK"
 }
 
-clean_up()
-{
-	unload_test_module_if_loaded
-	remove_load_dir
-}
 
 start_test
-require_test_ko
-require_test_unloaded
-require_dev_kvm
+require_test_module
 ktap_set_plan 4
-trap clean_up EXIT
+trap clean_up_test_module EXIT
 trap 'exit 1' INT TERM
 make_load_dir
 grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts ||
