@@ -9,7 +9,8 @@ readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev 
 	kmod pkg-config git file qemu-system-x86 busybox-static linux-source-6.12
 	trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev sparse ccache
 	seabios qemu-system-data jq rsync python3-ply
-	bochs bochsbios vgabios isolinux syslinux-common xorriso"
+	bochs bochsbios vgabios isolinux syslinux-common xorriso
+	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev"
 
 missing_packages()
 {

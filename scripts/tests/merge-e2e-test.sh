@@ -23,7 +23,11 @@
 # correct timeline alternates marker, port exit, marker, port exit on every
 # vCPU, before and after the guest's TSC jump alike. trace-cmd's own offline
 # merge (one --ts-offset from KVM's debugfs) is shown for comparison as TAP
-# diagnostics. Exit status: 0 all passed, 1 a failure, 4 skipped.
+# diagnostics. Last it writes --sync-out copies of the pair ($VMTEST_DIR/
+# merge/sync/) and checks them with trace-cmd report (every host and guest
+# event at the timeline's host TSC, in its order) and with libkshark
+# (build/tools/kshark-times: the guest stream at those times). Exit status:
+# 0 all passed, 1 a failure, 4 skipped.
 
 set -u
 
@@ -39,7 +43,9 @@ readonly INFO=$EXPORT/l2-info.txt
 readonly DEBUGFS=$EXPORT/debugfs-tsc-offset.txt
 readonly TIMELINE=$OUT/TIMELINE.txt
 readonly SUMMARY=$OUT/SUMMARY.txt
-readonly PLAN=8
+readonly SYNC=$OUT/sync
+readonly KSHARK_TIMES=$BUILD_DIR/tools/kshark-times
+readonly PLAN=10
 readonly VM_LOG=$VMTEST_DIR.log
 readonly ATTEMPTS=2
 # The nested guest's TSC rate in kHz, when --l2-tsc-khz sets one.
@@ -325,6 +331,60 @@ show_trace_cmd_merge()
 		}' "$OUT/trace-cmd-merge.events"
 }
 
+# "TS SOURCE CPU EVENT" per event, SOURCE host or guest, of a timeline
+# written with --fields time,source,cpu,event.
+timeline_events()
+{
+	awk '{ src = $2; sub(/[!?]+$/, "", src); c = $3; gsub(/\[|\]/, "", c); e = $4; sub(/:$/, "", e)
+		print $1, (src == "host" ? "host" : "guest"), c + 0, e }' "$1"
+}
+
+# Writes the annotated copies to $SYNC and the timeline they must match.
+run_sync_out()
+{
+	"$MERGE" --host "$HOST_DAT" --guest l2="$GUEST_DAT" --fields time,source,cpu,event \
+		--sync-out "$SYNC" --force --output "$OUT/sync-timeline.txt" 2>"$OUT/sync.stderr" ||
+		{ sed 's/^/#   /' "$OUT/sync.stderr" | head -10; return 1; }
+	timeline_events "$OUT/sync-timeline.txt" >"$OUT/sync-timeline.events"
+}
+
+# Two event lists, line by line: the first difference and the counts.
+compare_events()
+{
+	local expected=$1 actual=$2 what=$3 n diffs
+
+	n=$(wc -l <"$expected")
+	diffs=$(diff "$expected" "$actual" | grep -c '^[<>]')
+	echo "# $what: $(wc -l <"$actual") events against kvm-tsc-merge's $n ($(awk '$2 == "guest"' "$expected" | wc -l) of the guest), $diffs lines differ"
+	[ "$diffs" = 0 ] && [ "$n" -gt 0 ] && return 0
+	diff "$expected" "$actual" | head -6 | sed 's/^/#   /'
+	return 1
+}
+
+# trace-cmd report of the copies: every event, host and guest, at the same
+# host TSC and in the same order as kvm-tsc-merge's timeline.
+check_sync_report()
+{
+	run_sync_out || return 1
+	echo "# --sync-out wrote: $(cd "$SYNC" && wc -c host.dat guest.dat | head -2 | tr '\n' ' ')"
+	report_events -i "$SYNC/host.dat" -i "$SYNC/guest.dat" | awk '{ print $2, $1, $3 + 0, $4 }' \
+		>"$OUT/sync-report.events"
+	compare_events "$OUT/sync-timeline.events" "$OUT/sync-report.events" \
+		"trace-cmd report -i sync/host.dat -i sync/guest.dat"
+}
+
+# KernelShark's library on the copies: the guest stream's entries at
+# kvm-tsc-merge's host times (sorted: libkshark orders ties its own way).
+check_sync_kshark()
+{
+	[ -s "$OUT/sync-timeline.events" ] || { echo "# no --sync-out copies"; return 1; }
+	awk '$2 == "guest" { print $1, $3, $4 }' "$OUT/sync-timeline.events" | sort >"$OUT/sync-guest.events"
+	"$KSHARK_TIMES" "$SYNC/host.dat" "$SYNC/guest.dat" | sort >"$OUT/kshark.events" || return 1
+	awk '{ print $1, "guest", $2, $3 }' "$OUT/sync-guest.events" >"$OUT/sync-guest.expected"
+	awk '{ print $1, "guest", $2, $3 }' "$OUT/kshark.events" >"$OUT/kshark.actual"
+	compare_events "$OUT/sync-guest.expected" "$OUT/kshark.actual" "libkshark, guest stream"
+}
+
 main()
 {
 	local cpus markers jump rc what no_vm=
@@ -375,7 +435,9 @@ main()
 	if [ ! -x "$MERGE" ]; then
 		for what in "kvm-tsc-merge merges the pair and exits 0" \
 			"in the merged timeline every marker comes right before its own port exit" \
-			"the merged timeline has every vCPU's markers before and after the TSC write"; do
+			"the merged timeline has every vCPU's markers before and after the TSC write" \
+			"trace-cmd report on the --sync-out copies matches the timeline event by event" \
+			"libkshark puts the guest events of the --sync-out copies at the timeline's host times"; do
 			ktap_test_skip "$what ($MERGE not built)"
 		done
 		ktap_finished
@@ -386,6 +448,10 @@ main()
 		check_timeline_order
 	ktap_test_result "the merged timeline has every vCPU's markers before and after the TSC write" \
 		check_timeline_markers "$cpus" "$markers"
+	ktap_test_result "trace-cmd report on the --sync-out copies matches the timeline event by event" \
+		check_sync_report
+	ktap_test_result "libkshark puts the guest events of the --sync-out copies at the timeline's host times" \
+		check_sync_kshark
 	ktap_finished
 }
 

@@ -2,7 +2,7 @@
 /*
  * main.c: kvm-tsc-merge's command line: read the options, open and check
  * the inputs, scan the host trace, tie each guest trace to its VM, merge,
- * and write the timeline, the JSON and the summary.
+ * and write the timeline, the JSON, the annotated copies and the summary.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +18,12 @@
 #define EXIT_OUTSIDE	3
 #define DEFAULT_FIELDS	"time,source,cpu,task,event,info"
 #define MAX_GUESTS	64
+
+/* Long options without a short one. */
+enum {
+	OPT_SYNC_MAX_ERROR = 256,
+	OPT_PROGRESS,
+};
 
 static const char usage_text[] =
 "usage: kvm-tsc-merge [OPTION]... --host HOST.dat --guest [NAME=]GUEST.dat[@PID[.N]][,l2]...\n"
@@ -43,8 +49,14 @@ static const char usage_text[] =
 "                         (default: " DEFAULT_FIELDS ")\n"
 "  -j, --json FILE        also write Chrome trace-event JSON (needs --tsc-khz)\n"
 "  -s, --summary FILE     write the summary to FILE ('-': stdout)\n"
+"  -S, --sync-out DIR     write copies of the host and guest files to DIR with\n"
+"                         trace-cmd's time sync options set to these host\n"
+"                         times, for trace-cmd report and KernelShark\n"
+"      --sync-max-error TICKS  accept copies that put events trace-cmd\n"
+"                         cannot place exactly up to TICKS host TSC ticks off\n"
+"  -f, --force            let --sync-out replace files in DIR\n"
 "  -k, --tsc-khz KHZ      host TSC rate: times in seconds, and the JSON\n"
-"  -p, --progress         report progress on stderr (default: if a terminal)\n"
+"      --progress         report progress on stderr (default: if a terminal)\n"
 "  -q, --quiet            no progress\n"
 "  -h, --help             this text\n"
 "\n"
@@ -62,6 +74,9 @@ struct options {
 	const char *fields;
 	const char *json;
 	const char *summary;
+	const char *sync_out;
+	unsigned long sync_max_error;
+	bool force;
 	unsigned long tsc_khz;
 	int progress;			/* -1: when stderr is a terminal */
 };
@@ -150,8 +165,11 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "fields", required_argument, NULL, 'F' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "summary", required_argument, NULL, 's' },
+		{ "sync-out", required_argument, NULL, 'S' },
+		{ "sync-max-error", required_argument, NULL, OPT_SYNC_MAX_ERROR },
+		{ "force", no_argument, NULL, 'f' },
 		{ "tsc-khz", required_argument, NULL, 'k' },
-		{ "progress", no_argument, NULL, 'p' },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -159,7 +177,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 	int c;
 
 	*o = (struct options){ .timeline = true, .fields = DEFAULT_FIELDS, .progress = -1 };
-	while ((c = getopt_long(argc, argv, "H:g:o:nF:j:s:k:pqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:g:o:nF:j:s:S:fk:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			o->host = optarg;
@@ -184,11 +202,21 @@ static void parse_options(struct options *o, int argc, char **argv)
 		case 's':
 			o->summary = optarg;
 			break;
+		case 'S':
+			o->sync_out = optarg;
+			break;
+		case OPT_SYNC_MAX_ERROR:
+			if (!parse_uint(optarg, &o->sync_max_error))
+				die_usage("--sync-max-error: '%s' is not a number of host TSC ticks", optarg);
+			break;
+		case 'f':
+			o->force = true;
+			break;
 		case 'k':
 			if (!parse_uint(optarg, &o->tsc_khz) || !o->tsc_khz)
 				die_usage("--tsc-khz: '%s' is not a rate in kHz", optarg);
 			break;
-		case 'p':
+		case OPT_PROGRESS:
 			o->progress = 1;
 			break;
 		case 'q':
@@ -257,7 +285,8 @@ static FILE *open_output(const char *path)
 struct outputs {
 	FILE *timeline;
 	FILE *json;
-	struct sink sinks[2];
+	struct sync_out *sync;
+	struct sink sinks[3];
 	int nr_sinks;
 };
 
@@ -267,8 +296,16 @@ static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv
 	out->sinks[out->nr_sinks++].priv = priv;
 }
 
-static int open_outputs(struct options *o, struct vm_table *vms, struct outputs *out)
+static int open_outputs(struct options *o, struct trace_file *host, struct vm_table *vms,
+			struct outputs *out)
 {
+	if (o->sync_out) {
+		out->sync = sync_prepare(o->sync_out, o->force, o->sync_max_error, host,
+					 o->guests, o->nr_guests);
+		if (!out->sync)
+			return -1;
+		add_sink(out, &sync_sink_ops, out->sync);
+	}
 	if (o->timeline) {
 		out->timeline = o->output ? open_output(o->output) : stdout;
 		if (!out->timeline)
@@ -298,6 +335,9 @@ static int close_outputs(struct options *o, struct outputs *out, bool failed)
 		ret = -1;
 	if (ret)
 		fprintf(stderr, "kvm-tsc-merge: writing the output failed: %s\n", strerror(errno));
+	if (!failed && !ret && out->sync && sync_write(out->sync))
+		ret = -1;
+	sync_free(out->sync);
 	if (failed || ret) {
 		if (o->output && out->timeline)
 			unlink(o->output);
@@ -331,7 +371,7 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	if (trace_file_open(host, o->host) || open_guests(o) ||
 	    scan_host(host, vms) || tie_guests(o, host, vms))
 		return EXIT_BAD_INPUT;
-	if (open_outputs(o, vms, &out)) {
+	if (open_outputs(o, host, vms, &out)) {
 		close_outputs(o, &out, true);
 		return EXIT_BAD_INPUT;
 	}

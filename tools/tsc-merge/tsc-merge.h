@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <trace-cmd/trace-cmd.h>
 #include <traceevent/event-parse.h>
@@ -264,6 +265,52 @@ extern const struct sink_ops text_sink_ops;
 /* json.c */
 void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz);
 extern const struct sink_ops json_sink_ops;
+
+/* tdfile.c: the option sections of a version-7 trace.dat */
+#define TD_OPTION_TRACEID	11
+#define TD_OPTION_TIME_SHIFT	12
+#define TD_OPTION_GUEST		13
+
+struct td_file {
+	const char *path;
+	int fd;
+	bool big_endian;
+	uint64_t size;
+	dev_t dev;
+	ino_t ino;
+	uint64_t last_link;		/* where the last DONE option's link is */
+	uint32_t desc;			/* an option section's description */
+	uint64_t trace_id;		/* 0: no TRACEID option */
+	bool has_time_shift;
+	bool has_guest;
+};
+
+/* Options being built, in the file's byte order. */
+struct td_options {
+	unsigned char *buf;
+	size_t len;
+	size_t alloc;
+	size_t start;			/* of the option being built */
+	unsigned int id;
+};
+
+int td_open(struct td_file *f, const char *path);
+void td_close(struct td_file *f);
+void td_opt_init(struct td_options *o);
+void td_opt_free(struct td_options *o);
+void td_opt_begin(struct td_options *o, unsigned int id);
+void td_opt_put(struct td_options *o, const struct td_file *f, uint64_t v, int bytes);
+void td_opt_put_string(struct td_options *o, const char *s);
+void td_opt_end(struct td_options *o, const struct td_file *f);
+int td_write_copy(const struct td_file *f, int fd, const struct td_options *o);
+
+/* sync.c */
+struct sync_out;
+struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
+			      struct trace_file *host, struct guest *guests, int nr_guests);
+int sync_write(struct sync_out *s);
+void sync_free(struct sync_out *s);
+extern const struct sink_ops sync_sink_ops;
 
 /* summary.c */
 void summary_print(FILE *out, const struct trace_file *host,

@@ -344,6 +344,38 @@ test_json()
 	tap_result $? "--json without --tsc-khz is a usage error"
 }
 
+# report_guest_times SYNC_DIR HOST GUEST: the guest events' times in
+# trace-cmd report of the --sync-out copies of HOST and GUEST. mktrace's
+# files print in seconds: -t gives all nine digits, so the dot goes.
+report_guest_times()
+{
+	trace-cmd report -N -t -i "$1/$2.dat" -i "$1/$3.dat" 2>/dev/null |
+		sed -n "s/^ *$3\.dat:.*\] *\([0-9]*\)\.\([0-9]*\): print: .*/\1\2/p" |
+		sed 's/^0*//' | tr '\n' ' '
+}
+
+# The copies of the step and the scaling pairs, read back by trace-cmd.
+test_sync_out()
+{
+	local times
+
+	merge sync-step -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync" &&
+		merge sync-intel -H "$WORK/intel-host.dat" -g "$WORK/intel-guest.dat" -S "$WORK/sync"
+	times="$(report_guest_times "$WORK/sync" step-host step-guest)/$(report_guest_times "$WORK/sync" intel-host intel-guest)"
+	[ "$STATUS" = 0 ] && [ "$times" = "250 450 /4000000000000000 4000000000000001 " ] ||
+		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '250 450 /4000000000000000 4000000000000001 '; $ERR"; false; }
+	tap_result $? "--sync-out: trace-cmd report puts stepped and scaled guest events at their exact host times"
+	merge sync-again -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync"
+	expect_error "step-host.dat: exists; --force replaces it" &&
+		merge sync-twice -H "$WORK/sync/step-host.dat" -g "$WORK/sync/step-guest.dat" -S "$WORK/sync2" &&
+		expect_error "step-host.dat: already carries a GUEST option" &&
+		merge sync-self -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK" -f &&
+		expect_error "would write over its input" &&
+		[ -z "$(ls -A "$WORK/sync2")" ] &&
+		[ "$(ls -A "$WORK/sync" | wc -l)" = 4 ]
+	tap_result $? "--sync-out refuses an existing output, an input already synced and its own input by name; writes nothing"
+}
+
 main()
 {
 	local t
@@ -356,14 +388,14 @@ main()
 	command -v jq >/dev/null || { ktap_skip_all "jq missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 25
+	ktap_set_plan 27
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json; do
+		 test_nested_needs_pid test_json test_sync_out; do
 		"$t"
 	done
-	# Fails unless all 25 planned results passed or skipped.
+	# Fails unless all 27 planned results passed or skipped.
 	ktap_finished
 }
 

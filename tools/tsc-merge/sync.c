@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sync.c: --sync-out: annotated copies of the host and guest trace.dat
+ * files that make trace-cmd report and KernelShark place every guest event
+ * where the merge placed it.
+ *
+ * trace-cmd's own time sync is a TIME_SHIFT option in the guest file: per
+ * guest CPU, samples (guest time, offset, scaling, fraction), and an event
+ * gets host = ((guest * scaling) >> fraction) + offset from the latest
+ * sample at or before it. Its scaling does not invert KVM's multiplier (it
+ * multiplies where KVM's inverse divides, and overflows 64 bits for any
+ * useful precision), so every sample here has scaling 1 and the offset is
+ * host minus guest exactly: one sample per TSC step that holds events, and
+ * on a scaled vCPU, where that difference moves with every tick, one per
+ * event. The GUEST option in the host file maps each guest CPU to the host
+ * thread that ran it, and TRACEID options tie the files together, as
+ * KernelShark's KVM plugin needs.
+ *
+ * Two quirks of libtracecmd's lookup are designed around: an event at or
+ * after the last sample uses the one before it, so a sentinel at INT64_MAX
+ * repeats the last sample; it sorts the samples as signed numbers, so a
+ * guest time at or above 2^63 cannot be expressed. Nor can two events at
+ * one guest time with different host times (after a TSC set backwards):
+ * those are reported per CPU with how far off trace-cmd would put them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tsc-merge.h"
+
+#define SAMPLE_TIME_MAX INT64_MAX
+
+struct sample {
+	uint64_t time;			/* guest TSC */
+	int64_t offset;			/* host minus guest, modulo 2^64 */
+};
+
+/* One guest CPU's samples, and the events no sample places exactly. */
+struct sync_cpu {
+	struct sample *s;
+	size_t nr;
+	size_t alloc;
+	uint64_t inexact;
+	uint64_t first_bad;
+	uint64_t last_bad;
+	uint64_t max_error;
+};
+
+struct sync_file {
+	struct td_file td;
+	char *out;			/* DIR/name */
+	char *tmp;			/* DIR/.name.XXXXXX while written */
+	uint64_t trace_id;		/* its own, or a new one */
+};
+
+struct sync_guest {
+	struct guest *g;
+	struct sync_file file;
+	struct sync_cpu *cpus;
+	int nr_cpus;
+};
+
+struct sync_out {
+	const char *dir;
+	bool force;
+	uint64_t max_error;
+	struct sync_file host;
+	struct guest *base;
+	struct sync_guest *guests;
+	int nr_guests;
+};
+
+static uint64_t new_trace_id(void)
+{
+	uint64_t id = 0;
+
+	while (!id)
+		if (getrandom(&id, sizeof(id), 0) != sizeof(id))
+			id = 0;
+	return id;
+}
+
+static char *join_path(const char *dir, const char *prefix, const char *path,
+		       const char *suffix)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t len = strlen(dir) + strlen(prefix) + strlen(base) + strlen(suffix) + 2;
+	char *p = xcalloc(len, 1);
+
+	snprintf(p, len, "%s/%s%s%s", dir, prefix, base, suffix);
+	return p;
+}
+
+/* The copy goes to DIR under the input's name; never over an input. */
+static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *path)
+{
+	struct stat st;
+
+	if (td_open(&f->td, path))
+		return -1;
+	f->out = join_path(s->dir, "", path, "");
+	f->trace_id = f->td.trace_id ? f->td.trace_id : new_trace_id();
+	if (stat(f->out, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
+		return -1;
+	}
+	if (st.st_dev == f->td.dev && st.st_ino == f->td.ino) {
+		fprintf(stderr, "%s: --sync-out would write over its input; name another directory\n",
+			f->out);
+		return -1;
+	}
+	if (!s->force) {
+		fprintf(stderr, "%s: exists; --force replaces it\n", f->out);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_names(const struct sync_out *s)
+{
+	int i, j;
+
+	for (i = 0; i < s->nr_guests; i++) {
+		const char *out = s->guests[i].file.out;
+
+		if (!strcmp(out, s->host.out))
+			goto clash;
+		for (j = 0; j < i; j++)
+			if (!strcmp(out, s->guests[j].file.out))
+				goto clash;
+	}
+	return 0;
+clash:
+	fprintf(stderr, "kvm-tsc-merge: two inputs have the same file name, so --sync-out would write both to %s\n",
+		s->guests[i].file.out);
+	return -1;
+}
+
+/* libtracecmd gives an instance buffer's handle no time sync of its own. */
+static int check_guest_buffers(const struct guest *g)
+{
+	int b;
+
+	for (b = 0; b < g->file.nr_buffers; b++) {
+		if (g->file.buffers[b] == g->file.handle)
+			continue;
+		fprintf(stderr, "%s: has events in buffer instance '%s', which trace-cmd's time sync does not shift; --sync-out needs the guest's events in the top-level buffer (trace-cmd record without -B)\n",
+			g->file.path, tracecmd_buffer_instance_name(g->file.handle, b));
+		return -1;
+	}
+	return 0;
+}
+
+static int prepare_guest(struct sync_out *s, struct sync_guest *sg, struct guest *g)
+{
+	sg->g = g;
+	if (check_guest_buffers(g) || open_sync_file(s, &sg->file, g->file.path))
+		return -1;
+	if (sg->file.td.has_time_shift) {
+		fprintf(stderr, "%s: already carries a time sync (TIME_SHIFT option), from trace-cmd's agent or an earlier --sync-out; give the original recording\n",
+			g->file.path);
+		return -1;
+	}
+	sg->nr_cpus = tracecmd_cpus(g->file.handle);
+	sg->cpus = xcalloc(sg->nr_cpus, sizeof(*sg->cpus));
+	return 0;
+}
+
+struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
+			      struct trace_file *host, struct guest *guests, int nr_guests)
+{
+	struct sync_out *s = xcalloc(1, sizeof(*s));
+	int i;
+
+	s->dir = dir;
+	s->force = force;
+	s->max_error = max_error;
+	s->base = guests;
+	s->nr_guests = nr_guests;
+	s->guests = xcalloc(nr_guests, sizeof(*s->guests));
+	s->host.td.fd = -1;
+	for (i = 0; i < nr_guests; i++)
+		s->guests[i].file.td.fd = -1;
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
+		goto fail;
+	}
+	if (open_sync_file(s, &s->host, host->path))
+		goto fail;
+	if (s->host.td.has_guest) {
+		fprintf(stderr, "%s: already carries a GUEST option, from trace-cmd's agent or an earlier --sync-out; give the original recording\n",
+			host->path);
+		goto fail;
+	}
+	for (i = 0; i < nr_guests; i++)
+		if (prepare_guest(s, &s->guests[i], &guests[i]))
+			goto fail;
+	if (check_names(s))
+		goto fail;
+	return s;
+fail:
+	sync_free(s);
+	return NULL;
+}
+
+static void free_file(struct sync_file *f)
+{
+	td_close(&f->td);
+	if (f->tmp)
+		unlink(f->tmp);
+	free(f->tmp);
+	free(f->out);
+}
+
+void sync_free(struct sync_out *s)
+{
+	int i, c;
+
+	if (!s)
+		return;
+	free_file(&s->host);
+	for (i = 0; i < s->nr_guests; i++) {
+		for (c = 0; c < s->guests[i].nr_cpus; c++)
+			free(s->guests[i].cpus[c].s);
+		free(s->guests[i].cpus);
+		free_file(&s->guests[i].file);
+	}
+	free(s->guests);
+	free(s);
+}
+
+static void add_sample(struct sync_cpu *c, uint64_t time, int64_t offset)
+{
+	if (c->nr == c->alloc) {
+		c->alloc = c->alloc ? 2 * c->alloc : 16;
+		c->s = xrealloc(c->s, c->alloc, sizeof(*c->s));
+	}
+	c->s[c->nr].time = time;
+	c->s[c->nr++].offset = offset;
+}
+
+/* The sample libtracecmd uses for @time: the last at or before it. */
+static const struct sample *find_sample(const struct sync_cpu *c, uint64_t time)
+{
+	size_t lo = 0, hi = c->nr;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->s[mid].time <= time)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &c->s[lo];
+}
+
+static void note_inexact(struct sync_cpu *c, uint64_t time, uint64_t error)
+{
+	if (!c->inexact++)
+		c->first_bad = time;
+	c->last_bad = time;
+	if (error > c->max_error)
+		c->max_error = error;
+}
+
+/*
+ * Guest events of one CPU come in their own order, so the samples are
+ * appended in guest time; a new one only where host minus guest changes.
+ */
+static void sync_event(void *priv, const struct merged_event *e)
+{
+	struct sync_out *s = priv;
+	struct sync_cpu *c;
+	const struct sample *at;
+	int64_t offset = (int64_t)(e->host_ts - e->guest_ts);
+
+	if (!e->guest)
+		return;
+	c = &s->guests[e->guest - s->base].cpus[e->cpu];
+	if (e->guest_ts >= SAMPLE_TIME_MAX) {
+		note_inexact(c, e->guest_ts, UINT64_MAX);
+		return;
+	}
+	if (!c->nr || e->guest_ts > c->s[c->nr - 1].time) {
+		if (!c->nr || c->s[c->nr - 1].offset != offset)
+			add_sample(c, e->guest_ts, offset);
+		return;
+	}
+	at = find_sample(c, e->guest_ts);
+	if (at->offset != offset)
+		note_inexact(c, e->guest_ts, at->offset > offset ?
+			     (uint64_t)at->offset - (uint64_t)offset :
+			     (uint64_t)offset - (uint64_t)at->offset);
+}
+
+static int sync_finish(void *priv)
+{
+	return 0;
+}
+
+const struct sink_ops sync_sink_ops = {
+	.event = sync_event,
+	.finish = sync_finish,
+};
+
+/* Say where trace-cmd would be off; refuse beyond --sync-max-error. */
+static int report_inexact(const struct sync_out *s)
+{
+	int i, c, errors = 0;
+
+	for (i = 0; i < s->nr_guests; i++) {
+		const struct sync_guest *sg = &s->guests[i];
+
+		for (c = 0; c < sg->nr_cpus; c++) {
+			const struct sync_cpu *sc = &sg->cpus[c];
+			bool too_far = sc->max_error > s->max_error;
+
+			if (!sc->inexact)
+				continue;
+			fprintf(stderr, "%s: CPU %d (vCPU %d of VM @%d.%u): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync (a guest time at or above 2^63, which it sorts as negative, or two host times for one guest time); they would be up to %llu host TSC ticks off%s\n",
+				sg->g->file.path, c, c, sg->g->vm->pid, sg->g->vm->gen,
+				(unsigned long long)sc->inexact,
+				(unsigned long long)sc->first_bad,
+				(unsigned long long)sc->last_bad,
+				(unsigned long long)sc->max_error,
+				too_far ? "" : ", which --sync-max-error accepts");
+			errors += too_far;
+		}
+	}
+	if (errors)
+		fprintf(stderr, "kvm-tsc-merge: --sync-out wrote nothing; --sync-max-error TICKS accepts that error\n");
+	return errors ? -1 : 0;
+}
+
+/* A CPU without events gets one sample at offset 0: nothing uses it. */
+static const struct sync_cpu *samples_of(const struct sync_cpu *c)
+{
+	static struct sample zero;
+	static const struct sync_cpu empty = { .s = &zero, .nr = 1 };
+
+	return c->nr ? c : &empty;
+}
+
+/* The times, offsets and scalings, with the sentinel after each. */
+static void put_samples(struct td_options *o, const struct td_file *td,
+			const struct sync_cpu *c)
+{
+	size_t i;
+
+	td_opt_put(o, td, c->nr + 1, 4);
+	for (i = 0; i < c->nr; i++)
+		td_opt_put(o, td, c->s[i].time, 8);
+	td_opt_put(o, td, SAMPLE_TIME_MAX, 8);
+	for (i = 0; i < c->nr; i++)
+		td_opt_put(o, td, c->s[i].offset, 8);
+	td_opt_put(o, td, c->s[c->nr - 1].offset, 8);
+	for (i = 0; i <= c->nr; i++)
+		td_opt_put(o, td, 1, 8);
+}
+
+/*
+ * TIME_SHIFT: u64 peer trace id, u32 flags (0: no interpolation), u32
+ * CPUs; per CPU u32 n, then n times, n offsets, n scalings (i64); then per
+ * CPU n fractions.
+ */
+static void build_time_shift(struct td_options *o, const struct sync_guest *sg,
+			     uint64_t peer)
+{
+	const struct td_file *td = &sg->file.td;
+	int c;
+	size_t i;
+
+	td_opt_begin(o, TD_OPTION_TIME_SHIFT);
+	td_opt_put(o, td, peer, 8);
+	td_opt_put(o, td, 0, 4);
+	td_opt_put(o, td, sg->nr_cpus, 4);
+	for (c = 0; c < sg->nr_cpus; c++)
+		put_samples(o, td, samples_of(&sg->cpus[c]));
+	for (c = 0; c < sg->nr_cpus; c++)
+		for (i = 0; i <= samples_of(&sg->cpus[c])->nr; i++)
+			td_opt_put(o, td, 0, 8);
+	td_opt_end(o, td);
+}
+
+static void build_trace_id(struct td_options *o, const struct sync_file *f)
+{
+	if (f->td.trace_id)
+		return;
+	td_opt_begin(o, TD_OPTION_TRACEID);
+	td_opt_put(o, &f->td, f->trace_id, 8);
+	td_opt_end(o, &f->td);
+}
+
+/* GUEST: name, u64 guest trace id, u32 vCPUs, (u32 cpu, u32 host tid)... */
+static void build_guest(struct td_options *o, const struct td_file *host,
+			const struct sync_guest *sg)
+{
+	int c;
+
+	td_opt_begin(o, TD_OPTION_GUEST);
+	td_opt_put_string(o, sg->g->name);
+	td_opt_put(o, host, sg->file.trace_id, 8);
+	td_opt_put(o, host, sg->nr_cpus, 4);
+	for (c = 0; c < sg->nr_cpus; c++) {
+		const struct vcpu *v = vm_find_vcpu(sg->g->vm, c);
+
+		td_opt_put(o, host, c, 4);
+		td_opt_put(o, host, v ? (uint32_t)v->tid : (uint32_t)-1, 4);
+	}
+	td_opt_end(o, host);
+}
+
+/* The copy, complete, under a temporary name beside where it goes. */
+static int write_file(struct sync_out *s, struct sync_file *f, const struct td_options *o)
+{
+	mode_t mask = umask(0);
+	int fd;
+
+	umask(mask);
+	f->tmp = join_path(s->dir, ".", f->td.path, ".XXXXXX");
+	fd = mkstemp(f->tmp);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s\n", f->tmp, strerror(errno));
+		free(f->tmp);
+		f->tmp = NULL;
+		return -1;
+	}
+	if (fchmod(fd, 0666 & ~mask) || td_write_copy(&f->td, fd, o) || fsync(fd)) {
+		fprintf(stderr, "%s: writing failed: %s\n", f->tmp, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (close(fd)) {
+		fprintf(stderr, "%s: writing failed: %s\n", f->tmp, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int rename_file(struct sync_out *s, struct sync_file *f)
+{
+	if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->out, s->force ? 0 : RENAME_NOREPLACE)) {
+		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
+		return -1;
+	}
+	free(f->tmp);
+	f->tmp = NULL;
+	return 0;
+}
+
+static int write_host(struct sync_out *s)
+{
+	struct td_options o;
+	int i, ret;
+
+	td_opt_init(&o);
+	build_trace_id(&o, &s->host);
+	for (i = 0; i < s->nr_guests; i++)
+		build_guest(&o, &s->host.td, &s->guests[i]);
+	ret = write_file(s, &s->host, &o);
+	td_opt_free(&o);
+	return ret;
+}
+
+static int write_guest(struct sync_out *s, struct sync_guest *sg)
+{
+	struct td_options o;
+	int ret;
+
+	td_opt_init(&o);
+	build_trace_id(&o, &sg->file);
+	build_time_shift(&o, sg, s->host.trace_id);
+	ret = write_file(s, &sg->file, &o);
+	td_opt_free(&o);
+	return ret;
+}
+
+/* All copies are written before any takes its name. */
+int sync_write(struct sync_out *s)
+{
+	int i;
+
+	if (report_inexact(s) || write_host(s))
+		return -1;
+	for (i = 0; i < s->nr_guests; i++)
+		if (write_guest(s, &s->guests[i]))
+			return -1;
+	if (rename_file(s, &s->host))
+		return -1;
+	for (i = 0; i < s->nr_guests; i++)
+		if (rename_file(s, &s->guests[i].file))
+			return -1;
+	return 0;
+}

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdfile.c: read the option sections of a version-7 trace.dat and write a
+ * copy with one more section appended.
+ *
+ * In version 7 the options live in a chain of sections: the file header
+ * gives the offset of the first, and each ends with a DONE option whose
+ * 8 bytes hold the offset of the next (0 at the last). trace-cmd extends a
+ * file the same way, so a copy with the last link pointed at a section
+ * appended at its end is a file every libtracecmd reads, and all other
+ * bytes stay those of the input. Only this file-level walk is done here:
+ * the events are libtracecmd's business.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tsc-merge.h"
+
+#define OPTION_DONE		0
+#define SECTION_FL_COMPRESS	1
+#define SECTION_HEADER_SIZE	16	/* u16 id, u16 flags, u32 desc, u64 size */
+#define OPTION_HEADER_SIZE	6	/* u16 id, u32 size */
+#define HEADER_READ		4096
+#define MAX_SECTIONS		4096
+
+static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+
+static int td_error(const struct td_file *f, const char *what)
+{
+	fprintf(stderr, "%s: %s\n", f->path, what);
+	return -1;
+}
+
+static uint64_t get_number(const struct td_file *f, const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		v |= (uint64_t)p[f->big_endian ? bytes - 1 - i : i] << (8 * i);
+	return v;
+}
+
+static void put_number(const struct td_file *f, unsigned char *p, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		p[f->big_endian ? bytes - 1 - i : i] = v >> (8 * i);
+}
+
+static int read_at(const struct td_file *f, uint64_t off, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (off > f->size || len > f->size - off)
+		return td_error(f, "cut short: an option section points past the end of the file");
+	n = pread(f->fd, buf, len, off);
+	if (n != (ssize_t)len)
+		return td_error(f, n < 0 ? strerror(errno) : "cut short while reading its options");
+	return 0;
+}
+
+/* A NUL-terminated string of the header at *@pos, moved past it. */
+static int skip_string(const struct td_file *f, const unsigned char *buf, size_t len,
+		       size_t *pos, const char **str)
+{
+	const unsigned char *end = memchr(buf + *pos, '\0', len - *pos);
+
+	if (!end)
+		return td_error(f, "not a trace.dat header: a string runs on");
+	if (str)
+		*str = (const char *)buf + *pos;
+	*pos = end - buf + 1;
+	return 0;
+}
+
+/* Magic, version, endianness, long size, page size, compression, options. */
+static int read_header(struct td_file *f, uint64_t *first)
+{
+	unsigned char buf[HEADER_READ];
+	size_t len = f->size < sizeof(buf) ? f->size : sizeof(buf);
+	size_t pos = sizeof(magic);
+	const char *version;
+
+	if (pread(f->fd, buf, len, 0) != (ssize_t)len)
+		return td_error(f, strerror(errno));
+	if (len < sizeof(magic) || memcmp(buf, magic, sizeof(magic)))
+		return td_error(f, "not a trace-cmd trace.dat file");
+	if (skip_string(f, buf, len, &pos, &version))
+		return -1;
+	if (!strcmp(version, "6")) {
+		fprintf(stderr, "%s: a version 6 trace.dat holds its options before the events, so nothing can be added; convert it first: trace-cmd convert --file-version 7 -i %s -o NEW.dat\n",
+			f->path, f->path);
+		return -1;
+	}
+	if (strcmp(version, "7")) {
+		fprintf(stderr, "%s: trace.dat version '%s', not 6 or 7\n", f->path, version);
+		return -1;
+	}
+	if (pos + 6 > len)
+		return td_error(f, "cut short in its header");
+	f->big_endian = buf[pos];
+	pos += 6;			/* endianness, long size, page size */
+	if (skip_string(f, buf, len, &pos, NULL) ||	/* compression */
+	    skip_string(f, buf, len, &pos, NULL))	/* its version */
+		return -1;
+	if (pos + 8 > len)
+		return td_error(f, "cut short in its header");
+	*first = get_number(f, buf + pos, 8);
+	return 0;
+}
+
+static void note_option(struct td_file *f, unsigned int id, const unsigned char *data,
+			uint32_t size)
+{
+	if (id == TD_OPTION_TRACEID && size >= 8)
+		f->trace_id = get_number(f, data, 8);
+	else if (id == TD_OPTION_TIME_SHIFT)
+		f->has_time_shift = true;
+	else if (id == TD_OPTION_GUEST)
+		f->has_guest = true;
+}
+
+/* The options of the section at @off; *@next: the DONE option's link. */
+static int read_section(struct td_file *f, uint64_t off, uint64_t *next)
+{
+	unsigned char hdr[SECTION_HEADER_SIZE], *data;
+	uint64_t size, pos = 0;
+	int ret = -1;
+
+	if (read_at(f, off, hdr, sizeof(hdr)))
+		return -1;
+	if (get_number(f, hdr, 2) != OPTION_DONE)
+		return td_error(f, "an option section link points at something else");
+	if (get_number(f, hdr + 2, 2) & SECTION_FL_COMPRESS) {
+		fprintf(stderr, "%s: its options are compressed; write an uncompressed copy first: trace-cmd convert --compression none -i %s -o NEW.dat\n",
+			f->path, f->path);
+		return -1;
+	}
+	f->desc = get_number(f, hdr + 4, 4);
+	size = get_number(f, hdr + 8, 8);
+	if (size > f->size)
+		return td_error(f, "an option section is larger than the file");
+	data = xcalloc(size ? size : 1, 1);
+	if (read_at(f, off + sizeof(hdr), data, size))
+		goto out;
+	while (pos + OPTION_HEADER_SIZE <= size) {
+		unsigned int id = get_number(f, data + pos, 2);
+		uint32_t len = get_number(f, data + pos + 2, 4);
+
+		pos += OPTION_HEADER_SIZE;
+		if (len > size - pos)
+			break;
+		if (id == OPTION_DONE && len == 8) {
+			f->last_link = off + sizeof(hdr) + pos;
+			*next = get_number(f, data + pos, 8);
+			ret = 0;
+			goto out;
+		}
+		note_option(f, id, data + pos, len);
+		pos += len;
+	}
+	td_error(f, "an option section has no DONE option");
+out:
+	free(data);
+	return ret;
+}
+
+int td_open(struct td_file *f, const char *path)
+{
+	uint64_t off, next;
+	struct stat st;
+	int n;
+
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0 || fstat(f->fd, &st)) {
+		td_error(f, strerror(errno));
+		goto fail;
+	}
+	f->size = st.st_size;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	if (read_header(f, &off))
+		goto fail;
+	/* trace-cmd only appends: a link that does not go forward is damage. */
+	for (n = 0; off; n++, off = next) {
+		if (n == MAX_SECTIONS || read_section(f, off, &next))
+			goto fail;
+		if (next && next <= off) {
+			td_error(f, "its option sections link backwards");
+			goto fail;
+		}
+	}
+	if (!f->last_link) {
+		td_error(f, "no option section");
+		goto fail;
+	}
+	return 0;
+fail:
+	td_close(f);
+	return -1;
+}
+
+void td_close(struct td_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+void td_opt_init(struct td_options *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void td_opt_free(struct td_options *o)
+{
+	free(o->buf);
+	memset(o, 0, sizeof(*o));
+}
+
+static unsigned char *grow(struct td_options *o, size_t len)
+{
+	if (o->len + len > o->alloc) {
+		o->alloc = (o->len + len) * 2;
+		o->buf = xrealloc(o->buf, o->alloc, 1);
+	}
+	o->len += len;
+	return o->buf + o->len - len;
+}
+
+/* Start option @id; its size is set by td_opt_end(). */
+void td_opt_begin(struct td_options *o, unsigned int id)
+{
+	o->start = o->len;
+	o->id = id;
+	grow(o, OPTION_HEADER_SIZE);
+}
+
+void td_opt_put(struct td_options *o, const struct td_file *f, uint64_t v, int bytes)
+{
+	put_number(f, grow(o, bytes), v, bytes);
+}
+
+void td_opt_put_string(struct td_options *o, const char *s)
+{
+	memcpy(grow(o, strlen(s) + 1), s, strlen(s) + 1);
+}
+
+void td_opt_end(struct td_options *o, const struct td_file *f)
+{
+	put_number(f, o->buf + o->start, o->id, 2);
+	put_number(f, o->buf + o->start + 2, o->len - o->start - OPTION_HEADER_SIZE, 4);
+}
+
+static int write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+/* copy_file_range shares or copies in the kernel; plain reads otherwise. */
+static int copy_data(int in, int out, uint64_t size)
+{
+	char buf[1 << 16];
+	loff_t off_in = 0, off_out = 0;
+
+	while ((uint64_t)off_in < size) {
+		ssize_t n = copy_file_range(in, &off_in, out, &off_out, size - off_in, 0);
+
+		if (n > 0)
+			continue;
+		if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
+		    errno != EOPNOTSUPP)
+			return -1;
+		n = pread(in, buf, sizeof(buf), off_in);
+		if (n <= 0 || write_all(out, buf, n, off_out))
+			return -1;
+		off_in += n;
+		off_out += n;
+	}
+	return 0;
+}
+
+/*
+ * Write to @fd a copy of @f with the options of @o in a new section at its
+ * end, linked from the last DONE option.
+ */
+int td_write_copy(const struct td_file *f, int fd, const struct td_options *o)
+{
+	unsigned char hdr[SECTION_HEADER_SIZE], link[8];
+	struct td_options done;
+	int ret;
+
+	td_opt_init(&done);
+	td_opt_begin(&done, OPTION_DONE);
+	td_opt_put(&done, f, 0, 8);
+	td_opt_end(&done, f);
+	put_number(f, hdr, OPTION_DONE, 2);
+	put_number(f, hdr + 2, 0, 2);
+	put_number(f, hdr + 4, f->desc, 4);
+	put_number(f, hdr + 8, o->len + done.len, 8);
+	put_number(f, link, f->size, 8);
+	ret = copy_data(f->fd, fd, f->size) ||
+	      write_all(fd, hdr, sizeof(hdr), f->size) ||
+	      write_all(fd, o->buf, o->len, f->size + sizeof(hdr)) ||
+	      write_all(fd, done.buf, done.len, f->size + sizeof(hdr) + o->len) ||
+	      write_all(fd, link, sizeof(link), f->last_link) ? -1 : 0;
+	td_opt_free(&done);
+	return ret;
+}
