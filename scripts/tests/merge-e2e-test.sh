@@ -26,7 +26,9 @@
 # diagnostics. Last it writes --sync-out copies of the pair ($VMTEST_DIR/
 # merge/sync/) and checks them with trace-cmd report (every host and guest
 # event at the timeline's host TSC, in its order) and with libkshark
-# (build/tools/kshark-times: the guest stream at those times). Exit status:
+# (build/tools/kshark-times: the guest stream at those times), and decodes
+# its Perfetto trace (-p) with protoc to find the guest's events at the
+# timeline's host nanoseconds. Exit status:
 # 0 all passed, 1 a failure, 4 skipped.
 
 set -u
@@ -45,7 +47,9 @@ readonly TIMELINE=$OUT/TIMELINE.txt
 readonly SUMMARY=$OUT/SUMMARY.txt
 readonly SYNC=$OUT/sync
 readonly KSHARK_TIMES=$BUILD_DIR/tools/kshark-times
-readonly PLAN=10
+readonly PROTO_DIR=$TOP_DIR/tools/tsc-merge/proto
+readonly PFTRACE_EVENTS=$TOP_DIR/tools/tsc-merge/tests/pftrace-events.awk
+readonly PLAN=11
 readonly VM_LOG=$VMTEST_DIR.log
 readonly ATTEMPTS=2
 # The nested guest's TSC rate in kHz, when --l2-tsc-khz sets one.
@@ -385,6 +389,30 @@ check_sync_kshark()
 	compare_events "$OUT/sync-guest.expected" "$OUT/kshark.actual" "libkshark, guest stream"
 }
 
+# The Perfetto trace of the pair, decoded by protoc: the guest's events
+# (machine 1) at the host nanosecond of the timeline written with -k, each
+# on its vCPU's track.
+check_perfetto()
+{
+	local khz
+
+	khz=$(sed -n 's/^l1_tsc_khz //p' "$EXPORT/nested-run.txt")
+	"$MERGE" --host "$HOST_DAT" --guest l2="$GUEST_DAT" --tsc-khz "$khz" \
+		--fields time,source,cpu,event --perfetto "$OUT/pair.pftrace" \
+		--output "$OUT/ns-timeline.txt" 2>"$OUT/perfetto.stderr" ||
+		{ sed 's/^/#   /' "$OUT/perfetto.stderr" | head -10; return 1; }
+	echo "# pair.pftrace: $(wc -c <"$OUT/pair.pftrace") bytes for $(wc -l <"$OUT/ns-timeline.txt") events"
+	timeline_events "$OUT/ns-timeline.txt" |
+		awk '$2 == "guest" { ns = $1; sub(/\./, "", ns); sub(/^0+/, "", ns); print ns, "guest", $3, $4 }' |
+		sort >"$OUT/ns-guest.expected"
+	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" "$PROTO_DIR/perfetto_trace.proto" \
+		<"$OUT/pair.pftrace" 2>"$OUT/protoc.stderr" | awk -f "$PFTRACE_EVENTS" >"$OUT/pair.pfevents" ||
+		{ sed 's/^/#   /' "$OUT/protoc.stderr" | head -5; return 1; }
+	awk -F'\t' '$1 != "track" && $2 == 1 { sub(/^vCPU /, "", $3); print $1, "guest", $3, $5 }' \
+		"$OUT/pair.pfevents" | sort >"$OUT/pftrace-guest.actual"
+	compare_events "$OUT/ns-guest.expected" "$OUT/pftrace-guest.actual" "protoc --decode of pair.pftrace, machine 1"
+}
+
 main()
 {
 	local cpus markers jump rc what no_vm=
@@ -437,7 +465,8 @@ main()
 			"in the merged timeline every marker comes right before its own port exit" \
 			"the merged timeline has every vCPU's markers before and after the TSC write" \
 			"trace-cmd report on the --sync-out copies matches the timeline event by event" \
-			"libkshark puts the guest events of the --sync-out copies at the timeline's host times"; do
+			"libkshark puts the guest events of the --sync-out copies at the timeline's host times" \
+			"the Perfetto trace decodes with protoc, the guest's events at the timeline's host ns"; do
 			ktap_test_skip "$what ($MERGE not built)"
 		done
 		ktap_finished
@@ -452,6 +481,8 @@ main()
 		check_sync_report
 	ktap_test_result "libkshark puts the guest events of the --sync-out copies at the timeline's host times" \
 		check_sync_kshark
+	ktap_test_result "the Perfetto trace decodes with protoc, the guest's events at the timeline's host ns" \
+		check_perfetto
 	ktap_finished
 }
 

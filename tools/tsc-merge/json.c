@@ -25,7 +25,7 @@ struct json_sink {
 	unsigned long tsc_khz;
 	uint64_t base;
 	bool started;
-	struct trace_seq seq;
+	struct info_cache *info;
 	struct tep_handle *host_tep;
 	int *seen;			/* host tids named at the end */
 	unsigned int nr_seen;
@@ -39,7 +39,7 @@ void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz)
 	j->out = out;
 	j->vms = vms;
 	j->tsc_khz = tsc_khz;
-	trace_seq_init(&j->seq);
+	j->info = info_cache_new();
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
 	return j;
 }
@@ -99,11 +99,11 @@ static void begin_event(struct json_sink *j, const char *ph, const char *name,
 
 static void put_info(struct json_sink *j, const struct merged_event *e)
 {
-	trace_seq_reset(&j->seq);
-	tep_print_event(e->tep, &j->seq, e->record, "%s", TEP_PRINT_INFO);
-	trace_seq_terminate(&j->seq);
+	unsigned int len;
+	const char *info = info_text(j->info, e->tep, e->record, &len);
+
 	fputs(",\"args\":{\"info\":", j->out);
-	put_string(j->out, j->seq.buffer);
+	put_string(j->out, info);
 	if (e->guest)
 		fprintf(j->out, ",\"guest_tsc\":%llu%s%s", (unsigned long long)e->guest_ts,
 			e->outside ? ",\"outside_host_run\":true" : "",
@@ -206,7 +206,7 @@ static int json_finish(void *priv)
 	}
 	fputs("\n]}\n", j->out);
 	ret = fflush(j->out) || ferror(j->out) ? -1 : 0;
-	trace_seq_destroy(&j->seq);
+	info_cache_free(j->info);
 	free(j->seen);
 	free(j);
 	return ret;

@@ -48,6 +48,7 @@ static const char usage_text[] =
 "                         cpu, task, comm, pid, event, info, guest_ts\n"
 "                         (default: " DEFAULT_FIELDS ")\n"
 "  -j, --json FILE        also write Chrome trace-event JSON (needs --tsc-khz)\n"
+"  -p, --perfetto FILE    also write a Perfetto protobuf trace (needs --tsc-khz)\n"
 "  -s, --summary FILE     write the summary to FILE ('-': stdout)\n"
 "  -S, --sync-out DIR     write copies of the host and guest files to DIR with\n"
 "                         trace-cmd's time sync options set to these host\n"
@@ -73,6 +74,7 @@ struct options {
 	bool timeline;
 	const char *fields;
 	const char *json;
+	const char *perfetto;
 	const char *summary;
 	const char *sync_out;
 	unsigned long sync_max_error;
@@ -164,6 +166,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 		{ "no-timeline", no_argument, NULL, 'n' },
 		{ "fields", required_argument, NULL, 'F' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "perfetto", required_argument, NULL, 'p' },
 		{ "summary", required_argument, NULL, 's' },
 		{ "sync-out", required_argument, NULL, 'S' },
 		{ "sync-max-error", required_argument, NULL, OPT_SYNC_MAX_ERROR },
@@ -177,7 +180,7 @@ static void parse_options(struct options *o, int argc, char **argv)
 	int c;
 
 	*o = (struct options){ .timeline = true, .fields = DEFAULT_FIELDS, .progress = -1 };
-	while ((c = getopt_long(argc, argv, "H:g:o:nF:j:s:S:fk:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:g:o:nF:j:p:s:S:fk:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			o->host = optarg;
@@ -198,6 +201,9 @@ static void parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'j':
 			o->json = optarg;
+			break;
+		case 'p':
+			o->perfetto = optarg;
 			break;
 		case 's':
 			o->summary = optarg;
@@ -238,8 +244,8 @@ static void parse_options(struct options *o, int argc, char **argv)
 	if (!text_fields_valid(o->fields))
 		die_usage("--fields: '%s' is not a comma-separated list of time, source, cpu, task, comm, pid, event, info, guest_ts",
 			  o->fields);
-	if (o->json && !o->tsc_khz)
-		die_usage("%s", "--json needs --tsc-khz (the host TSC rate, e.g. from 'tsc: Refined TSC clocksource calibration' in dmesg)");
+	if ((o->json || o->perfetto) && !o->tsc_khz)
+		die_usage("%s", "--json and --perfetto need --tsc-khz (the host TSC rate, e.g. from 'tsc: Refined TSC clocksource calibration' in dmesg)");
 	if (o->progress < 0)
 		o->progress = isatty(STDERR_FILENO);
 }
@@ -285,8 +291,9 @@ static FILE *open_output(const char *path)
 struct outputs {
 	FILE *timeline;
 	FILE *json;
+	FILE *perfetto;
 	struct sync_out *sync;
-	struct sink sinks[3];
+	struct sink sinks[4];
 	int nr_sinks;
 };
 
@@ -318,6 +325,13 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 			return -1;
 		add_sink(out, &json_sink_ops, json_sink_new(out->json, vms, o->tsc_khz));
 	}
+	if (o->perfetto) {
+		out->perfetto = open_output(o->perfetto);
+		if (!out->perfetto)
+			return -1;
+		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto, vms, o->tsc_khz,
+								    o->guests, o->nr_guests));
+	}
 	return 0;
 }
 
@@ -333,6 +347,8 @@ static int close_outputs(struct options *o, struct outputs *out, bool failed)
 		ret = -1;
 	if (out->json && fclose(out->json))
 		ret = -1;
+	if (out->perfetto && fclose(out->perfetto))
+		ret = -1;
 	if (ret)
 		fprintf(stderr, "kvm-tsc-merge: writing the output failed: %s\n", strerror(errno));
 	if (!failed && !ret && out->sync && sync_write(out->sync))
@@ -343,6 +359,8 @@ static int close_outputs(struct options *o, struct outputs *out, bool failed)
 			unlink(o->output);
 		if (o->json && out->json)
 			unlink(o->json);
+		if (o->perfetto && out->perfetto)
+			unlink(o->perfetto);
 	}
 	return ret;
 }

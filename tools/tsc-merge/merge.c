@@ -136,36 +136,39 @@ static int start_streams(struct merge *m)
 	return 0;
 }
 
-/* Follow what the host did, so a guest event can be checked against it. */
+/*
+ * Follow what the host did, so a guest event can be checked against it;
+ * @ev: the host event as decoded, for the sinks.
+ */
 static struct vcpu *track_host(struct merge *m, struct tep_record *r,
-			       bool *was_running)
+			       struct host_ev *ev, bool *was_running)
 {
-	struct host_ev ev;
 	struct vm *vm;
 	struct vcpu *v;
 
-	switch (host_event_decode(&m->he, r, &ev)) {
+	switch (host_event_decode(&m->he, r, ev)) {
 	case HOST_ENTRY:
 	case HOST_EXIT:
 	case HOST_NESTED:
 	case HOST_MULT:
+	case HOST_OFFSET:
 		break;
 	default:
 		return NULL;
 	}
-	vm = host_event_vm(&m->he, m->vms, &ev);
-	if (ev.kind == HOST_MULT && !ev.prev)
-		vm = vm_table_follow_generation(m->vms, vm, ev.ts);
-	v = vm_find_vcpu(vm, ev.vcpu_id);
+	vm = host_event_vm(&m->he, m->vms, ev);
+	if (ev->kind == HOST_MULT && !ev->prev)
+		vm = vm_table_follow_generation(m->vms, vm, ev->ts);
+	v = vm_find_vcpu(vm, ev->vcpu_id);
 	if (!v)
 		return NULL;
 	*was_running = v->running;
-	if (ev.kind == HOST_NESTED)
-		v->merge_level = ev.guest_mode ? LEVEL_L2 : LEVEL_L1;
-	else if (ev.kind == HOST_ENTRY) {
+	if (ev->kind == HOST_NESTED)
+		v->merge_level = ev->guest_mode ? LEVEL_L2 : LEVEL_L1;
+	else if (ev->kind == HOST_ENTRY) {
 		v->running = true;
 		v->run_level = v->merge_level;
-	} else if (ev.kind == HOST_EXIT)
+	} else if (ev->kind == HOST_EXIT)
 		v->running = false;
 	return v;
 }
@@ -198,6 +201,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		.cpu = s->cpu,
 		.guest = s->guest,
 	};
+	struct host_ev ev;
 	int i;
 
 	if (s->key < m->last_key)
@@ -210,7 +214,8 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		e.ambiguous = s->conv.ambiguous;
 		count_guest(m, s, &e);
 	} else {
-		e.vcpu = track_host(m, s->rec, &e.was_running);
+		e.vcpu = track_host(m, s->rec, &ev, &e.was_running);
+		e.host = &ev;
 		m->stats->host_events++;
 	}
 	for (i = 0; i < nr_sinks; i++)

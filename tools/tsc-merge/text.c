@@ -9,8 +9,6 @@
 
 #include "tsc-merge.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
 enum column {
 	COL_TIME,
 	COL_SOURCE,
@@ -36,12 +34,20 @@ static const char *const column_names[NR_COLUMNS] = {
 	[COL_GUEST_TS] = "guest_ts",
 };
 
+/* Each line is built here and written with one call. */
+struct line {
+	char *buf;
+	size_t len;
+	size_t alloc;
+};
+
 struct text_sink {
 	FILE *out;
 	unsigned long tsc_khz;
 	enum column cols[NR_COLUMNS * 2];
 	int nr_cols;
-	struct trace_seq seq;
+	struct info_cache *info;
+	struct line line;
 };
 
 static int parse_column(const char *name, size_t len)
@@ -87,8 +93,68 @@ void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz)
 	parse_fields(t, fields);
 	t->out = out;
 	t->tsc_khz = tsc_khz;
-	trace_seq_init(&t->seq);
+	t->info = info_cache_new();
 	return t;
+}
+
+static char *reserve(struct line *l, size_t n)
+{
+	if (l->len + n > l->alloc) {
+		l->alloc = (l->len + n) * 2;
+		l->buf = xrealloc(l->buf, l->alloc, 1);
+	}
+	return l->buf + l->len;
+}
+
+static void put_chars(struct line *l, const char *s, size_t n)
+{
+	memcpy(reserve(l, n), s, n);
+	l->len += n;
+}
+
+static void put_pad(struct line *l, size_t n)
+{
+	memset(reserve(l, n), ' ', n);
+	l->len += n;
+}
+
+/* @s in a field of @width: right-aligned, or left-aligned if @left. */
+static void put_field(struct line *l, const char *s, size_t n, size_t width, bool left)
+{
+	size_t pad = n < width ? width - n : 0;
+
+	if (!left)
+		put_pad(l, pad);
+	put_chars(l, s, n);
+	if (left)
+		put_pad(l, pad);
+}
+
+static void put_string(struct line *l, const char *s, size_t width, bool left)
+{
+	put_field(l, s, strlen(s), width, left);
+}
+
+/* Decimal, at least @digits of them (zero-padded), in a field of @width. */
+static void put_number(struct line *l, uint64_t v, size_t digits, size_t width, bool left)
+{
+	char buf[24];
+	size_t n = 0, i;
+
+	do {
+		buf[sizeof(buf) - ++n] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (i = n; i < digits; i++)
+		buf[sizeof(buf) - ++n] = '0';
+	put_field(l, buf + sizeof(buf) - n, n, width, left);
+}
+
+static void put_signed(struct line *l, int v, size_t width, bool left)
+{
+	char buf[16];
+
+	put_string(l, (snprintf(buf, sizeof(buf), "%d", v), buf), width, left);
 }
 
 /* Seconds, exact to the nanosecond, when the host TSC rate is known. */
@@ -97,12 +163,13 @@ static void print_time(struct text_sink *t, uint64_t tsc)
 	unsigned __int128 ns;
 
 	if (!t->tsc_khz) {
-		fprintf(t->out, "%20llu", (unsigned long long)tsc);
+		put_number(&t->line, tsc, 1, 20, false);
 		return;
 	}
 	ns = (unsigned __int128)tsc * 1000000 / t->tsc_khz;
-	fprintf(t->out, "%10llu.%09llu", (unsigned long long)(ns / 1000000000),
-		(unsigned long long)(ns % 1000000000));
+	put_number(&t->line, ns / 1000000000, 1, 10, false);
+	put_chars(&t->line, ".", 1);
+	put_number(&t->line, ns % 1000000000, 9, 9, false);
 }
 
 static void print_source(struct text_sink *t, const struct merged_event *e)
@@ -110,27 +177,20 @@ static void print_source(struct text_sink *t, const struct merged_event *e)
 	char buf[64];
 
 	if (!e->guest)
-		snprintf(buf, sizeof(buf), "host");
+		put_string(&t->line, "host", 10, true);
 	else
-		snprintf(buf, sizeof(buf), "%s:%d%s%s", e->guest->name, e->cpu,
-			 e->outside ? "!" : "", e->ambiguous ? "?" : "");
-	fprintf(t->out, "%-10s", buf);
-}
-
-/* One line per event: a trace_marker text keeps its newline; drop it. */
-static void print_info(struct text_sink *t)
-{
-	unsigned int len = t->seq.len;
-
-	while (len && t->seq.buffer[len - 1] == '\n')
-		len--;
-	fwrite(t->seq.buffer, 1, len, t->out);
+		put_string(&t->line, (snprintf(buf, sizeof(buf), "%s:%d%s%s", e->guest->name,
+						e->cpu, e->outside ? "!" : "",
+						e->ambiguous ? "?" : ""), buf), 10, true);
 }
 
 static void print_column(struct text_sink *t, enum column col,
 			 const struct merged_event *e, int pid)
 {
 	const char *name = e->event ? e->event->name : "unknown";
+	struct line *l = &t->line;
+	unsigned int len;
+	const char *info;
 
 	switch (col) {
 	case COL_TIME:
@@ -140,30 +200,34 @@ static void print_column(struct text_sink *t, enum column col,
 		print_source(t, e);
 		break;
 	case COL_CPU:
-		fprintf(t->out, "[%03d]", e->cpu);
+		put_chars(l, "[", 1);
+		put_number(l, e->cpu, 3, 3, false);
+		put_chars(l, "]", 1);
 		break;
 	case COL_TASK:
-		fprintf(t->out, "%16s-%-7d", tep_data_comm_from_pid(e->tep, pid), pid);
+		put_string(l, tep_data_comm_from_pid(e->tep, pid), 16, false);
+		put_chars(l, "-", 1);
+		put_signed(l, pid, 7, true);
 		break;
 	case COL_COMM:
-		fprintf(t->out, "%s", tep_data_comm_from_pid(e->tep, pid));
+		put_string(l, tep_data_comm_from_pid(e->tep, pid), 0, false);
 		break;
 	case COL_PID:
-		fprintf(t->out, "%d", pid);
+		put_signed(l, pid, 0, false);
 		break;
 	case COL_EVENT:
-		fprintf(t->out, "%s:", name);
+		put_string(l, name, 0, false);
+		put_chars(l, ":", 1);
 		break;
 	case COL_INFO:
-		trace_seq_reset(&t->seq);
-		tep_print_event(e->tep, &t->seq, e->record, "%s", TEP_PRINT_INFO);
-		print_info(t);
+		info = info_text(t->info, e->tep, e->record, &len);
+		put_chars(l, info, len);
 		break;
 	case COL_GUEST_TS:
 		if (e->guest)
-			fprintf(t->out, "%20llu", (unsigned long long)e->guest_ts);
+			put_number(l, e->guest_ts, 1, 20, false);
 		else
-			fprintf(t->out, "%20s", "-");
+			put_string(l, "-", 20, false);
 		break;
 	default:
 		break;
@@ -175,12 +239,14 @@ static void text_event(void *priv, const struct merged_event *e)
 	struct text_sink *t = priv;
 	int i, pid = tep_data_pid(e->tep, e->record);
 
+	t->line.len = 0;
 	for (i = 0; i < t->nr_cols; i++) {
 		if (i)
-			fputc(' ', t->out);
+			put_chars(&t->line, " ", 1);
 		print_column(t, t->cols[i], e, pid);
 	}
-	fputc('\n', t->out);
+	put_chars(&t->line, "\n", 1);
+	fwrite(t->line.buf, 1, t->line.len, t->out);
 }
 
 static int text_finish(void *priv)
@@ -188,7 +254,8 @@ static int text_finish(void *priv)
 	struct text_sink *t = priv;
 	int ret = fflush(t->out) || ferror(t->out) ? -1 : 0;
 
-	trace_seq_destroy(&t->seq);
+	info_cache_free(t->info);
+	free(t->line.buf);
 	free(t);
 	return ret;
 }

@@ -25,6 +25,7 @@ int tracecmd_cpus(struct tracecmd_input *handle);
 int tracecmd_enable_tsync(struct tracecmd_input *handle, bool enable);
 
 #define TSC_CLOCK "x86-tsc"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Levels of a step function: what runs on the vCPU. */
 enum tsc_level {
@@ -132,7 +133,8 @@ struct merged_event {
 	struct tep_event *event;
 	int cpu;
 	struct guest *guest;		/* NULL for a host event */
-	struct vcpu *vcpu;		/* guest events; host kvm_entry/exit */
+	struct vcpu *vcpu;		/* guest events; host KVM events */
+	const struct host_ev *host;	/* host events: as decoded */
 	bool outside;
 	bool ambiguous;
 	bool was_running;		/* host: the vCPU ran before this event */
@@ -257,6 +259,13 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
 		 struct merge_stats *stats, bool progress);
 
+/* info.c */
+struct info_cache;
+struct info_cache *info_cache_new(void);
+void info_cache_free(struct info_cache *c);
+const char *info_text(struct info_cache *c, struct tep_handle *tep, struct tep_record *r,
+		      unsigned int *len);
+
 /* text.c */
 bool text_fields_valid(const char *fields);
 void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz);
@@ -265,6 +274,11 @@ extern const struct sink_ops text_sink_ops;
 /* json.c */
 void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz);
 extern const struct sink_ops json_sink_ops;
+
+/* perfetto.c */
+void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
+			struct guest *guests, int nr_guests);
+extern const struct sink_ops perfetto_sink_ops;
 
 /* tdfile.c: the option sections of a version-7 trace.dat */
 #define TD_OPTION_TRACEID	11

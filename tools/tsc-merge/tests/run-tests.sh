@@ -18,6 +18,7 @@ readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
 readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly FORMATS=$TESTS_DIR/tracefs
+readonly PROTO_DIR=$TESTS_DIR/../proto
 
 readonly KTAP_HELPERS=${KSRC:-$TOP_DIR/build/linux}/tools/testing/selftests/kselftest/ktap_helpers.sh
 
@@ -340,8 +341,56 @@ test_json()
 			"$WORK/midrun.json" >/dev/null
 	tap_result $? "JSON slices balance when the trace begins inside a run"
 	"$MERGE" -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" -j "$WORK/x.json" 2>"$WORK/x.err"
-	[ $? = 2 ] && grep -q "needs --tsc-khz" "$WORK/x.err"
+	[ $? = 2 ] && grep -q "need --tsc-khz" "$WORK/x.err"
 	tap_result $? "--json without --tsc-khz is a usage error"
+}
+
+# pftrace_events FILE: the Perfetto trace decoded by protoc against the
+# project's schema, one line per track and event (pftrace-events.awk).
+pftrace_events()
+{
+	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
+		"$PROTO_DIR/perfetto_trace.proto" <"$1" | awk -f "$TESTS_DIR/pftrace-events.awk"
+}
+
+# expect_lines FILE LINE...: each LINE (tabs as \t) is a line of FILE.
+expect_lines()
+{
+	local file=$1 line
+
+	shift
+	for line in "$@"; do
+		grep -qxF -- "$(printf "$line")" "$file" && continue
+		echo "# expected the line '$line' in $file:"
+		head -20 "$file" | sed 's/^/#   /'
+		return 1
+	done
+}
+
+# -k 1000: a TSC tick is a microsecond. Guest a is machine 1, b machine 2.
+test_perfetto()
+{
+	local ev=$WORK/vms.events
+
+	"$MERGE" -q -n -k 1000 -p "$WORK/vms.pftrace" -H "$WORK/vms-host.dat" \
+		-g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000" &&
+		pftrace_events "$WORK/vms.pftrace" >"$ev" &&
+		expect_lines "$ev" \
+			'150000\t1\tvCPU 0\tTYPE_INSTANT\tprint\tinfo=0x0: a0;guest_tsc=250' \
+			'250000\t1\tvCPU 1\tTYPE_INSTANT\tprint\tinfo=0x0: a1;guest_tsc=350' \
+			'350000\t2\tvCPU 0\tTYPE_INSTANT\tprint\tinfo=0x0: b0;guest_tsc=20350' \
+			'450000\t2\tvCPU 1\tTYPE_INSTANT\tprint\tinfo=0x0: b1;guest_tsc=20450'
+	tap_result $? "Perfetto: protoc decodes it; each guest a machine, its events on vCPU tracks at host ns"
+	grep -q "^track	1	[0-9]*	vCPU 0	VM a (qemu pid 1000.1)	plain$" "$ev" &&
+		grep -q "^track	2	[0-9]*	vCPU 1	VM b (qemu pid 2000.1)	plain$" "$ev" &&
+		expect_lines "$ev" '4000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=100' \
+			'33000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=20000' \
+			'32000\t0\tvCPU 0 TSC multiplier\tTYPE_COUNTER\t\tvalue=4294967296' \
+			'100000\t0\tvcpu0\tTYPE_SLICE_BEGIN\tin guest\tvcpu=0' \
+			'200000\t0\tvcpu0\tTYPE_SLICE_END\t\t' &&
+		[ "$(grep -c "	TYPE_SLICE_BEGIN	in guest	" "$ev")" = 4 ] &&
+		[ "$(grep -c "	TYPE_SLICE_END	" "$ev")" = 4 ]
+	tap_result $? "Perfetto: VM tracks, TSC offset and multiplier counters, 'in guest' slices on host threads"
 }
 
 # report_guest_times SYNC_DIR HOST GUEST: the guest events' times in
@@ -385,17 +434,18 @@ main()
 		ktap_skip_all "$MERGE or $MKTRACE not built: run 'make tools'"
 		exit "$KSFT_SKIP"
 	fi
-	command -v jq >/dev/null || { ktap_skip_all "jq missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
+	command -v jq >/dev/null && command -v protoc >/dev/null ||
+		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 27
+	ktap_set_plan 29
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_sync_out; do
+		 test_nested_needs_pid test_json test_perfetto test_sync_out; do
 		"$t"
 	done
-	# Fails unless all 27 planned results passed or skipped.
+	# Fails unless all 29 planned results passed or skipped.
 	ktap_finished
 }
 

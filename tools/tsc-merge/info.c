@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * info.c: an event's "info" text, as the kernel's print format gives it,
+ * remembering recent ones.
+ *
+ * libtraceevent formats an event by evaluating its print format's argument
+ * tree every time, and that is most of what a text timeline costs. The text
+ * depends on nothing but the event's format and the record's bytes, and
+ * traces repeat themselves (the same task switch, the same exit at the same
+ * guest rip): a record whose bytes equal those of a recent one of the same
+ * format gets that one's text. The cache has a fixed number of slots, so
+ * memory stays the same however long the trace is.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+
+#define INFO_SLOTS	4096
+#define INFO_MAX_KEY	128		/* longer records are not remembered */
+#define INFO_MAX_TEXT	512
+
+struct info_slot {
+	const struct tep_handle *tep;
+	unsigned int key_len;
+	unsigned int text_len;
+	unsigned char key[INFO_MAX_KEY];
+	char text[INFO_MAX_TEXT];
+};
+
+struct info_cache {
+	struct trace_seq seq;
+	struct info_slot *slots;
+	uint64_t hits;
+	uint64_t misses;
+};
+
+struct info_cache *info_cache_new(void)
+{
+	struct info_cache *c = xcalloc(1, sizeof(*c));
+
+	c->slots = xcalloc(INFO_SLOTS, sizeof(*c->slots));
+	trace_seq_init(&c->seq);
+	return c;
+}
+
+void info_cache_free(struct info_cache *c)
+{
+	if (!c)
+		return;
+	trace_seq_destroy(&c->seq);
+	free(c->slots);
+	free(c);
+}
+
+/* FNV-1a over the record's bytes and its format. */
+static unsigned int hash_record(const struct tep_handle *tep, const unsigned char *data,
+				unsigned int len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uintptr_t)tep;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ data[i]) * 0x100000001b3ull;
+	return (h ^ h >> 32) % INFO_SLOTS;
+}
+
+/* Format with libtraceevent; a trace_marker text's own newline goes. */
+static const char *format_info(struct info_cache *c, struct tep_handle *tep,
+			       struct tep_record *r, unsigned int *len)
+{
+	trace_seq_reset(&c->seq);
+	tep_print_event(tep, &c->seq, r, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&c->seq);
+	*len = c->seq.len;
+	while (*len && c->seq.buffer[*len - 1] == '\n')
+		c->seq.buffer[--*len] = '\0';
+	return c->seq.buffer;
+}
+
+/* The info text of @r, NUL-terminated, valid until the next call. */
+const char *info_text(struct info_cache *c, struct tep_handle *tep, struct tep_record *r,
+		      unsigned int *len)
+{
+	unsigned int size = r->size;
+	struct info_slot *s;
+	const char *text;
+
+	if (size > INFO_MAX_KEY) {
+		c->misses++;
+		return format_info(c, tep, r, len);
+	}
+	s = &c->slots[hash_record(tep, r->data, size)];
+	if (s->tep == tep && s->key_len == size && !memcmp(s->key, r->data, size)) {
+		c->hits++;
+		*len = s->text_len;
+		return s->text;
+	}
+	c->misses++;
+	text = format_info(c, tep, r, len);
+	if (*len >= INFO_MAX_TEXT)
+		return text;
+	s->tep = tep;
+	s->key_len = size;
+	memcpy(s->key, r->data, size);
+	s->text_len = *len;
+	memcpy(s->text, text, *len + 1);
+	return s->text;
+}

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perfetto.c: the Perfetto protobuf sink (-p): the host as one machine and
+ * each guest trace as a machine of its own (TracePacket.machine_id), a
+ * track per vCPU with the guest's events, the host's threads with an "in
+ * guest" slice from each kvm_entry to its kvm_exit, and counter tracks of
+ * each vCPU's TSC offset and multiplier. Timestamps are host nanoseconds.
+ *
+ * The messages come from proto/perfetto_trace.proto through protobuf-c.
+ * Names and guest event texts are interned, one packet sequence per
+ * machine, and only guest events carry their text, so that a packet stays
+ * near 30 bytes; host events are named instants (their text is what
+ * --sync-out gives trace-cmd and KernelShark). Each packet is written as it
+ * is made: memory holds the tracks and fixed tables of names and texts,
+ * not the events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+#include "perfetto_trace.pb-c.h"
+
+typedef Perfetto__Protos__TracePacket Packet;
+typedef Perfetto__Protos__TrackEvent TrackEvent;
+typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
+
+#define SEQ_INCREMENTAL_STATE_CLEARED	1
+#define SEQ_NEEDS_INCREMENTAL_STATE	2
+#define TRACE_PACKET_TAG		0x0a	/* Trace.packet: field 1, bytes */
+#define NAME_SLOTS			1024	/* interned names, all sources */
+#define TRACK_SLOTS			4096	/* tracks, open addressing */
+#define TEXT_SLOTS			4096	/* interned texts, direct-mapped */
+#define TEXT_MAX			256	/* longer texts go inline */
+
+/* Names interned on every sequence with these iids; event names follow. */
+enum { ANNOTATION_INFO = 1, ANNOTATION_GUEST_TSC, ANNOTATION_VCPU };
+enum { NAME_IN_GUEST = 1, FIRST_EVENT_NAME };
+
+static const char *const annotation_names[] = {
+	[ANNOTATION_INFO] = "info",
+	[ANNOTATION_GUEST_TSC] = "guest_tsc",
+	[ANNOTATION_VCPU] = "vcpu",
+};
+
+/* What a track stands for; its uuid is its order of first use. */
+enum track_kind {
+	TRACK_HOST_PROCESS,
+	TRACK_HOST_THREAD,
+	TRACK_GUEST,
+	TRACK_GUEST_VCPU,
+	TRACK_TSC_OFFSET,
+	TRACK_TSC_MULT,
+};
+
+struct track {
+	uint64_t key;			/* kind, machine and id; 0: free */
+	uint64_t uuid;
+};
+
+struct name {
+	const struct tep_handle *tep;
+	int id;
+	uint64_t iid;
+};
+
+/*
+ * A text recently interned: a slot taken by another text gives the new
+ * one a new iid, so an iid never changes its meaning on a sequence.
+ */
+struct text {
+	unsigned int machine;
+	unsigned int len;
+	uint64_t iid;			/* 0: free */
+	char text[TEXT_MAX];
+};
+
+/* One packet sequence per machine: 0 the host, 1 + n guest n. */
+struct sequence {
+	uint64_t next_iid;
+	uint64_t next_text_iid;
+	bool started;
+};
+
+struct pf_sink {
+	FILE *out;
+	struct vm_table *vms;
+	unsigned long tsc_khz;
+	struct guest *base;
+	struct sequence *seqs;
+	struct name names[NAME_SLOTS];
+	struct track tracks[TRACK_SLOTS];
+	struct text *texts;
+	uint64_t next_uuid;
+	struct info_cache *info;
+	uint8_t *buf;
+	size_t alloc;
+	bool full;			/* a table ran out of slots */
+};
+
+void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
+			struct guest *guests, int nr_guests)
+{
+	struct pf_sink *p = xcalloc(1, sizeof(*p));
+
+	p->out = out;
+	p->vms = vms;
+	p->tsc_khz = tsc_khz;
+	p->base = guests;
+	p->seqs = xcalloc(nr_guests + 1, sizeof(*p->seqs));
+	p->texts = xcalloc(TEXT_SLOTS, sizeof(*p->texts));
+	p->next_uuid = 1;
+	p->info = info_cache_new();
+	return p;
+}
+
+static uint64_t host_ns(const struct pf_sink *p, uint64_t tsc)
+{
+	return (unsigned __int128)tsc * 1000000 / p->tsc_khz;
+}
+
+/*
+ * A Trace is its packets, each a length-delimited field 1: so the file can
+ * be written one packet at a time, with that tag and length put here.
+ */
+static void write_packet(struct pf_sink *p, Packet *pkt)
+{
+	size_t len = protobuf_c_message_get_packed_size(&pkt->base);
+	uint8_t head[1 + 10];
+	size_t n = 0, v;
+
+	if (len > p->alloc) {
+		p->alloc = len * 2;
+		p->buf = xrealloc(p->buf, p->alloc, 1);
+	}
+	protobuf_c_message_pack(&pkt->base, p->buf);
+	head[n++] = TRACE_PACKET_TAG;
+	for (v = len; v >= 0x80; v >>= 7)
+		head[n++] = (v & 0x7f) | 0x80;
+	head[n++] = v;
+	fwrite(head, 1, n, p->out);
+	fwrite(p->buf, 1, len, p->out);
+}
+
+/* Names a packet interns: the standard ones, an event's name and text. */
+struct interning {
+	Perfetto__Protos__InternedData data;
+	Perfetto__Protos__EventName *event_names[2];
+	Perfetto__Protos__InternedString string, *strings[1];
+};
+
+static void init_interning(struct interning *in)
+{
+	perfetto__protos__interned_data__init(&in->data);
+	in->data.event_names = in->event_names;
+}
+
+static void intern_in_packet(Packet *pkt, struct interning *in, Perfetto__Protos__EventName *en)
+{
+	in->event_names[in->data.n_event_names++] = en;
+	pkt->interned_data = &in->data;
+}
+
+/*
+ * The first packet of a sequence clears its state and interns the names
+ * every sequence uses.
+ */
+static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
+			 struct interning *interned)
+{
+	static Perfetto__Protos__DebugAnnotationName names[ARRAY_SIZE(annotation_names)];
+	static Perfetto__Protos__DebugAnnotationName *list[ARRAY_SIZE(annotation_names)];
+	static Perfetto__Protos__EventName in_guest = PERFETTO__PROTOS__EVENT_NAME__INIT;
+	struct sequence *s = &p->seqs[machine];
+	size_t i;
+
+	pkt->has_trusted_packet_sequence_id = true;
+	pkt->trusted_packet_sequence_id = machine + 1;
+	pkt->has_sequence_flags = true;
+	pkt->sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE;
+	if (machine) {
+		pkt->has_machine_id = true;
+		pkt->machine_id = machine;
+	}
+	if (s->started)
+		return;
+	s->started = true;
+	s->next_iid = FIRST_EVENT_NAME;
+	s->next_text_iid = 1;
+	pkt->sequence_flags |= SEQ_INCREMENTAL_STATE_CLEARED;
+	in_guest.has_iid = true;
+	in_guest.iid = NAME_IN_GUEST;
+	in_guest.name = "in guest";
+	intern_in_packet(pkt, interned, &in_guest);
+	for (i = 1; i < ARRAY_SIZE(annotation_names); i++) {
+		perfetto__protos__debug_annotation_name__init(&names[i]);
+		names[i].has_iid = true;
+		names[i].iid = i;
+		names[i].name = (char *)annotation_names[i];
+		list[i - 1] = &names[i];
+	}
+	interned->data.n_debug_annotation_names = ARRAY_SIZE(annotation_names) - 1;
+	interned->data.debug_annotation_names = list;
+}
+
+static void write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
+{
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	struct interning interned;
+
+	init_interning(&interned);
+	start_packet(p, &pkt, machine, &interned);
+	pkt.track_descriptor = td;
+	write_packet(p, &pkt);
+}
+
+static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t id)
+{
+	return ((uint64_t)kind + 1) << 56 | (uint64_t)machine << 40 | id;
+}
+
+/* The uuid of a track, and whether it is new (to be described now). */
+static uint64_t find_track(struct pf_sink *p, uint64_t key, bool *is_new)
+{
+	unsigned int i = (key * 0x9e3779b97f4a7c15ull) >> 52;
+	unsigned int n;
+
+	*is_new = false;
+	for (n = 0; n < TRACK_SLOTS; n++, i = (i + 1) % TRACK_SLOTS) {
+		if (p->tracks[i].key == key)
+			return p->tracks[i].uuid;
+		if (p->tracks[i].key)
+			continue;
+		p->tracks[i].key = key;
+		p->tracks[i].uuid = p->next_uuid++;
+		*is_new = true;
+		return p->tracks[i].uuid;
+	}
+	p->full = true;
+	return 0;
+}
+
+static uint64_t host_process_track(struct pf_sink *p, struct tep_handle *tep, int pid)
+{
+	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	bool is_new;
+	uint64_t uuid = find_track(p, track_key(TRACK_HOST_PROCESS, 0, pid), &is_new);
+
+	if (!is_new)
+		return uuid;
+	td.has_uuid = true;
+	td.uuid = uuid;
+	pd.has_pid = true;
+	pd.pid = pid;
+	pd.process_name = (char *)tep_data_comm_from_pid(tep, pid);
+	td.process = &pd;
+	write_descriptor(p, 0, &td);
+	return uuid;
+}
+
+static uint64_t host_thread_track(struct pf_sink *p, const struct merged_event *e, int tid)
+{
+	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	bool is_new;
+	uint64_t uuid = find_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)tid), &is_new);
+	int pid = vm_table_tgid_of(p->vms, tid);
+
+	if (!is_new)
+		return uuid;
+	td.has_parent_uuid = true;
+	td.parent_uuid = host_process_track(p, e->tep, pid);
+	td.has_uuid = true;
+	td.uuid = uuid;
+	thd.has_pid = thd.has_tid = true;
+	thd.pid = pid;
+	thd.tid = tid;
+	thd.thread_name = (char *)tep_data_comm_from_pid(e->tep, tid);
+	td.thread = &thd;
+	write_descriptor(p, 0, &td);
+	return uuid;
+}
+
+static unsigned int guest_machine(const struct pf_sink *p, const struct guest *g)
+{
+	return g - p->base + 1;
+}
+
+static uint64_t guest_vcpu_track(struct pf_sink *p, const struct merged_event *e)
+{
+	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	unsigned int machine = guest_machine(p, e->guest);
+	const struct vm *vm = e->guest->vm;
+	char name[128];
+	bool is_new;
+	uint64_t parent = find_track(p, track_key(TRACK_GUEST, machine, 0), &is_new);
+	uint64_t uuid;
+
+	if (is_new) {
+		snprintf(name, sizeof(name), "VM %s (%s%s pid %d.%u)", e->guest->name,
+			 e->guest->level == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
+		td.has_uuid = true;
+		td.uuid = parent;
+		td.name = name;
+		write_descriptor(p, machine, &td);
+	}
+	uuid = find_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &is_new);
+	if (!is_new)
+		return uuid;
+	snprintf(name, sizeof(name), "vCPU %d", e->cpu);
+	td.has_uuid = td.has_parent_uuid = true;
+	td.uuid = uuid;
+	td.parent_uuid = parent;
+	td.name = name;
+	write_descriptor(p, machine, &td);
+	return uuid;
+}
+
+/* The iid of an event's name on its machine's sequence; 0: new, in @en. */
+static uint64_t intern_name(struct pf_sink *p, const struct merged_event *e,
+			    unsigned int machine, Perfetto__Protos__EventName *en)
+{
+	int id = e->event ? e->event->id : -1;
+	unsigned int i = ((uintptr_t)e->tep / 64 + (unsigned int)id) % NAME_SLOTS;
+	unsigned int n;
+
+	for (n = 0; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
+		struct name *s = &p->names[i];
+
+		if (s->tep == e->tep && s->id == id)
+			return s->iid;
+		if (s->tep)
+			continue;
+		s->tep = e->tep;
+		s->id = id;
+		s->iid = p->seqs[machine].next_iid++;
+		en->has_iid = true;
+		en->iid = s->iid;
+		en->name = e->event ? e->event->name : "unknown";
+		return 0;
+	}
+	p->full = true;
+	return 0;
+}
+
+/* The iid of @text on @machine's sequence; 0: new, put in @in. */
+static uint64_t intern_text(struct pf_sink *p, unsigned int machine, const char *text,
+			    unsigned int len, struct interning *in)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ machine;
+	struct text *t;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+	t = &p->texts[(h ^ h >> 32) % TEXT_SLOTS];
+	if (t->iid && t->machine == machine && t->len == len && !memcmp(t->text, text, len))
+		return t->iid;
+	t->machine = machine;
+	t->len = len;
+	t->iid = p->seqs[machine].next_text_iid++;
+	memcpy(t->text, text, len);
+	perfetto__protos__interned_string__init(&in->string);
+	in->string.has_iid = in->string.has_str = true;
+	in->string.iid = t->iid;
+	in->string.str.data = (uint8_t *)t->text;
+	in->string.str.len = len;
+	in->strings[0] = &in->string;
+	in->data.n_debug_annotation_string_values = 1;
+	in->data.debug_annotation_string_values = in->strings;
+	return 0;
+}
+
+/* A string annotation refers to its text by iid when the text is short. */
+static void intern_annotation(struct pf_sink *p, unsigned int machine, Packet *pkt,
+			      struct interning *in, Perfetto__Protos__DebugAnnotation *a)
+{
+	unsigned int len = strlen(a->string_value);
+
+	if (len >= TEXT_MAX)
+		return;
+	a->has_string_value_iid = true;
+	a->string_value_iid = intern_text(p, machine, a->string_value, len, in);
+	if (!a->string_value_iid) {
+		a->string_value_iid = in->string.iid;
+		pkt->interned_data = &in->data;
+	}
+	a->string_value = NULL;
+}
+
+/*
+ * An event on a track at the event's time; @named: named after the trace
+ * event, whose name is interned on first use, as is the text of its string
+ * annotation (it has one at most).
+ */
+static void write_event(struct pf_sink *p, const struct merged_event *e, unsigned int machine,
+			uint64_t track, TrackEvent *te, bool named)
+{
+	Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	struct interning interned;
+	size_t i;
+
+	init_interning(&interned);
+	start_packet(p, &pkt, machine, &interned);
+	for (i = 0; i < te->n_debug_annotations; i++)
+		if (te->debug_annotations[i]->string_value)
+			intern_annotation(p, machine, &pkt, &interned, te->debug_annotations[i]);
+	pkt.has_timestamp = true;
+	pkt.timestamp = host_ns(p, e->host_ts);
+	te->has_track_uuid = true;
+	te->track_uuid = track;
+	if (named) {
+		te->has_name_iid = true;
+		te->name_iid = intern_name(p, e, machine, &en);
+		if (!te->name_iid) {
+			te->name_iid = en.iid;
+			intern_in_packet(&pkt, &interned, &en);
+		}
+	}
+	pkt.track_event = te;
+	write_packet(p, &pkt);
+}
+
+static void write_instant(struct pf_sink *p, const struct merged_event *e,
+			  unsigned int machine, uint64_t track,
+			  Perfetto__Protos__DebugAnnotation **args, size_t nr_args)
+{
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	te.has_type = true;
+	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+	te.n_debug_annotations = nr_args;
+	te.debug_annotations = args;
+	write_event(p, e, machine, track, &te, true);
+}
+
+static void write_slice(struct pf_sink *p, const struct merged_event *e, uint64_t track,
+			bool begin)
+{
+	Perfetto__Protos__DebugAnnotation vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	Perfetto__Protos__DebugAnnotation *args[] = { &vcpu };
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	te.has_type = true;
+	if (begin) {
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+		te.has_name_iid = true;
+		te.name_iid = NAME_IN_GUEST;
+		vcpu.has_name_iid = vcpu.has_uint_value = true;
+		vcpu.name_iid = ANNOTATION_VCPU;
+		vcpu.uint_value = e->vcpu->id;
+		te.n_debug_annotations = 1;
+		te.debug_annotations = args;
+	} else {
+		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+	}
+	write_event(p, e, 0, track, &te, false);
+}
+
+/* A counter track of a vCPU, under its VMM process: "vCPU n TSC offset". */
+static uint64_t counter_track(struct pf_sink *p, const struct merged_event *e,
+			      enum track_kind kind)
+{
+	const struct vcpu *v = e->vcpu;
+	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	char name[64];
+	bool is_new;
+	uint64_t uuid = find_track(p, track_key(kind, 0, (uint64_t)v->vm->index << 20 | v->id),
+				   &is_new);
+
+	if (!is_new)
+		return uuid;
+	snprintf(name, sizeof(name), "vCPU %u TSC %s%s", v->id,
+		 kind == TRACK_TSC_OFFSET ? "offset" : "multiplier",
+		 v->vm->gen > 1 ? " (a later VM)" : "");
+	td.has_uuid = td.has_parent_uuid = true;
+	td.uuid = uuid;
+	td.parent_uuid = host_process_track(p, e->tep, v->vm->pid);
+	td.name = name;
+	td.counter = &cd;
+	write_descriptor(p, 0, &td);
+	return uuid;
+}
+
+static void write_counter(struct pf_sink *p, const struct merged_event *e,
+			  enum track_kind kind, uint64_t value)
+{
+	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	uint64_t track = counter_track(p, e, kind);
+
+	te.has_type = te.has_counter_value = true;
+	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+	te.counter_value = (int64_t)value;
+	write_event(p, e, 0, track, &te, false);
+}
+
+/* The TSC values an event puts in force on its vCPU. */
+static void write_tsc_counters(struct pf_sink *p, const struct merged_event *e)
+{
+	const struct host_ev *ev = e->host;
+
+	if (ev->kind == HOST_OFFSET || ev->kind == HOST_NESTED)
+		write_counter(p, e, TRACK_TSC_OFFSET, ev->next);
+	if (ev->kind == HOST_MULT)
+		write_counter(p, e, TRACK_TSC_MULT, ev->next);
+	else if (ev->kind == HOST_NESTED)
+		write_counter(p, e, TRACK_TSC_MULT, ev->mult);
+}
+
+static void host_event(struct pf_sink *p, const struct merged_event *e)
+{
+	int tid = tep_data_pid(e->tep, e->record);
+	uint64_t track = host_thread_track(p, e, tid);
+
+	if (e->vcpu && e->host->kind == HOST_ENTRY)
+		write_slice(p, e, track, true);
+	/* A trace that begins inside a run has no begin for its first exit. */
+	if (e->vcpu && e->host->kind == HOST_EXIT && e->was_running)
+		write_slice(p, e, track, false);
+	if (e->vcpu)
+		write_tsc_counters(p, e);
+	write_instant(p, e, 0, track, NULL, 0);
+}
+
+static void guest_event(struct pf_sink *p, const struct merged_event *e)
+{
+	Perfetto__Protos__DebugAnnotation info = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	Perfetto__Protos__DebugAnnotation tsc = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	Perfetto__Protos__DebugAnnotation *args[] = { &info, &tsc };
+	unsigned int len;
+
+	info.has_name_iid = true;
+	info.name_iid = ANNOTATION_INFO;
+	info.string_value = (char *)info_text(p->info, e->tep, e->record, &len);
+	tsc.has_name_iid = tsc.has_uint_value = true;
+	tsc.name_iid = ANNOTATION_GUEST_TSC;
+	tsc.uint_value = e->guest_ts;
+	write_instant(p, e, guest_machine(p, e->guest), guest_vcpu_track(p, e), args, 2);
+}
+
+static void perfetto_event(void *priv, const struct merged_event *e)
+{
+	struct pf_sink *p = priv;
+
+	if (e->guest)
+		guest_event(p, e);
+	else
+		host_event(p, e);
+}
+
+static int perfetto_finish(void *priv)
+{
+	struct pf_sink *p = priv;
+	int ret = fflush(p->out) || ferror(p->out) ? -1 : 0;
+
+	if (p->full) {
+		fprintf(stderr, "kvm-tsc-merge: more than %d tracks or %d event names: the Perfetto trace is incomplete\n",
+			TRACK_SLOTS, NAME_SLOTS);
+		ret = -1;
+	}
+	info_cache_free(p->info);
+	free(p->texts);
+	free(p->seqs);
+	free(p->buf);
+	free(p);
+	return ret;
+}
+
+const struct sink_ops perfetto_sink_ops = {
+	.event = perfetto_event,
+	.finish = perfetto_finish,
+};

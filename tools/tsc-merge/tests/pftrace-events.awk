@@ -1,0 +1,131 @@
+# pftrace-events.awk: the track events of a Perfetto trace, as protoc --decode prints it, one per line with names resolved.
+#
+#   protoc --decode=perfetto.protos.Trace --proto_path=proto perfetto_trace.proto <T.pftrace |
+#       awk -f pftrace-events.awk
+#
+# prints, tab-separated: timestamp, machine id, track name, event type,
+# event name, annotations ("name=value" joined by ";"); and one line
+# "track<TAB>machine<TAB>uuid<TAB>name<TAB>parent name<TAB>kind" per track
+# descriptor, kind being process, thread, counter or plain. Interned names
+# and texts are looked up per packet sequence, as Perfetto does; an iid
+# that sequence never interned prints as "?iid".
+
+function unquote(s) {
+	sub(/^"/, "", s)
+	sub(/"$/, "", s)
+	gsub(/\\"/, "\"", s)
+	gsub(/\\\\/, "\\", s)
+	return s
+}
+
+function reset_packet() {
+	delete pk
+	nann = 0
+	delete ann_name
+	delete ann_value
+}
+
+function lookup(table, seq, iid) {
+	return ((seq, iid) in table) ? table[seq, iid] : "?" iid
+}
+
+function end_block(name,    seq) {
+	if (name == "event_names")
+		pending_names[blk["iid"]] = unquote(blk["name"])
+	else if (name == "debug_annotation_names")
+		pending_anames[blk["iid"]] = unquote(blk["name"])
+	else if (name == "debug_annotation_string_values")
+		pending_strings[blk["iid"]] = unquote(blk["str"])
+	else if (name == "debug_annotations") {
+		nann++
+		ann_name[nann] = blk["name_iid"]
+		ann_value[nann] = ("string_value_iid" in blk) ? "iid:" blk["string_value_iid"] : \
+			("string_value" in blk) ? unquote(blk["string_value"]) : blk["uint_value"]
+	}
+	delete blk
+}
+
+function end_packet(    seq, machine, k, args, v, name, kind) {
+	seq = pk["trusted_packet_sequence_id"]
+	machine = ("machine_id" in pk) ? pk["machine_id"] : 0
+	if (pk["sequence_flags"] % 2) {
+		for (k in names) { split(k, w, SUBSEP); if (w[1] == seq) delete names[k] }
+		for (k in anames) { split(k, w, SUBSEP); if (w[1] == seq) delete anames[k] }
+		for (k in strings) { split(k, w, SUBSEP); if (w[1] == seq) delete strings[k] }
+	}
+	for (k in pending_names) names[seq, k] = pending_names[k]
+	for (k in pending_anames) anames[seq, k] = pending_anames[k]
+	for (k in pending_strings) strings[seq, k] = pending_strings[k]
+	delete pending_names
+	delete pending_anames
+	delete pending_strings
+	if ("track_descriptor.uuid" in pk) {
+		name = ("track_descriptor.name" in pk) ? pk["track_descriptor.name"] : \
+		       ("track_descriptor.thread.thread_name" in pk) ? pk["track_descriptor.thread.thread_name"] : \
+		       ("track_descriptor.process.process_name" in pk) ? pk["track_descriptor.process.process_name"] : ""
+		name = unquote(name)
+		kind = ("track_descriptor.thread.tid" in pk) ? "thread" : \
+		       ("track_descriptor.process.pid" in pk) ? "process" : \
+		       ("track_descriptor.counter" in pk) ? "counter" : "plain"
+		tracks[pk["track_descriptor.uuid"]] = name
+		print "track", machine, pk["track_descriptor.uuid"], name, \
+			tracks[pk["track_descriptor.parent_uuid"]], kind
+	}
+	if (!("track_event.type" in pk))
+		return
+	args = ""
+	for (k = 1; k <= nann; k++) {
+		v = ann_value[k]
+		if (v ~ /^iid:/)
+			v = lookup(strings, seq, substr(v, 5))
+		args = args (k > 1 ? ";" : "") lookup(anames, seq, ann_name[k]) "=" v
+	}
+	if ("track_event.counter_value" in pk)
+		args = "value=" pk["track_event.counter_value"]
+	name = ("track_event.name_iid" in pk) ? lookup(names, seq, pk["track_event.name_iid"]) : ""
+	print pk["timestamp"], machine, tracks[pk["track_event.track_uuid"]], \
+		pk["track_event.type"], name, args
+}
+
+BEGIN {
+	OFS = "\t"
+	depth = 0
+	reset_packet()
+}
+
+/^ *[a-z_]+ \{$/ {
+	stack[++depth] = $1
+	if (depth == 1)
+		reset_packet()
+	path = ""
+	for (i = 2; i <= depth; i++)
+		path = path (i > 2 ? "." : "") stack[i]
+	# An empty message is still present.
+	if (depth > 1)
+		pk[path] = 1
+	next
+}
+
+/^ *\}$/ {
+	if (depth == 1)
+		end_packet()
+	else if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotation_string_values|debug_annotations)$/)
+		end_block(stack[depth])
+	depth--
+	next
+}
+
+/^ *[a-z_]+: / {
+	key = $1
+	sub(/:$/, "", key)
+	value = $0
+	sub(/^ *[a-z_]+: /, "", value)
+	if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotation_string_values|debug_annotations)$/) {
+		blk[key] = value
+		next
+	}
+	path = ""
+	for (i = 2; i <= depth; i++)
+		path = path stack[i] "."
+	pk[path key] = value
+}
