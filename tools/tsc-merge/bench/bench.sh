@@ -1,11 +1,13 @@
 #!/bin/bash
-# bench.sh: time kvm-tsc-merge, trace-cmd report and the bare libtracecmd floor on a generated host+guest trace pair.
+# bench.sh: time kvm-tsc-merge's outputs, trace-cmd report, copying the files and the bare libtracecmd floors on a generated host+guest trace pair.
 #
 #   [EVENTS=N] tools/tsc-merge/bench/bench.sh     (N events in total, default 5000000)
 #
-# A benchmark, not a test: it prints seconds, events/s and peak RSS per
-# command. The pair is written to build/bench/ with mktrace and reused
-# while this script, mktrace.c, the fixture formats and EVENTS stay the same.
+# A benchmark, not a test: it prints seconds, events/s, peak RSS and peak
+# anonymous memory (RssAnon: the heap, not the trace files' pages) per
+# command, and the output's size. The pair is written to build/bench/ with
+# mktrace and reused while this script, mktrace.c, the fixture formats and
+# EVENTS stay the same.
 #
 # The pair: one VMM (pid 1000) creates vCPU threads 1001 and 1002 (the
 # task_newtask events), each vCPU gets the default multiplier (frac_bits 32)
@@ -30,6 +32,8 @@ readonly HOST_DAT=$BENCH_DIR/host.dat
 readonly GUEST_DAT=$BENCH_DIR/guest.dat
 readonly STAMP=$BENCH_DIR/traces.stamp
 readonly GNU_TIME=/usr/bin/time
+readonly OUT_DIR=$BENCH_DIR/out
+readonly TSC_KHZ=2000000
 
 # Print the mktrace spec of one side of the pair: host or guest. Both sides
 # walk the same schedule, so every guest event falls inside a host run.
@@ -149,26 +153,52 @@ generate_traces()
 	echo "$fingerprint" > "$STAMP"
 }
 
-# Run a command with its output discarded; print "seconds peak_rss_kb".
+# The largest RssAnon of process PID until it exits, sampled every 20 ms.
+peak_anon_kb()
+{
+	local pid=$1 kb peak=0
+
+	while kb=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) && [ -n "$kb" ]; do
+		[ "$kb" -gt "$peak" ] && peak=$kb
+		sleep 0.02
+	done
+	echo "$peak"
+}
+
+# Run a command with its stdout discarded; print "seconds peak_rss_kb
+# peak_anon_kb". GNU time runs it, so the sampled process is time's child.
 measure()
 {
-	local times=$BENCH_DIR/time.out log=$BENCH_DIR/stderr.log
+	local times=$BENCH_DIR/time.out log=$BENCH_DIR/stderr.log pid child anon status
 
-	if ! "$GNU_TIME" -o "$times" -f '%e %M' "$@" > /dev/null 2> "$log"; then
+	"$GNU_TIME" -o "$times" -f '%e %M' "$@" > /dev/null 2> "$log" &
+	pid=$!
+	until child=$(pgrep -P "$pid" | head -1) && [ -n "$child" ]; do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.005
+	done
+	anon=$([ -n "$child" ] && peak_anon_kb "$child" || echo 0)
+	wait "$pid"
+	status=$?
+	if [ "$status" != 0 ]; then
 		cat "$log" >&2
 		die "failed: $*"
 	fi
-	cat "$times"
+	echo "$(cat "$times") $anon"
 }
 
+# print_row NAME EVENTS OUTPUT COMMAND...: OUTPUT is the file or directory
+# the command writes ("-" for none), whose size is shown per event.
 print_row()
 {
-	local name=$1 total=$2 seconds rss_kb
+	local name=$1 total=$2 output=$3 seconds rss_kb anon_kb bytes=0
 
-	shift 2
-	read -r seconds rss_kb < <(measure "$@")
-	awk -v name="$name" -v s="$seconds" -v kb="$rss_kb" -v n="$total" 'BEGIN {
-		printf "%-44s %8.2f %12.0f %10.1f\n", name, s, n / (s > 0 ? s : 0.01), kb / 1024
+	shift 3
+	read -r seconds rss_kb anon_kb < <(measure "$@")
+	[ "$output" != - ] && bytes=$(du -sb "$output" | cut -f1)
+	awk -v name="$name" -v s="$seconds" -v kb="$rss_kb" -v akb="$anon_kb" -v n="$total" -v b="$bytes" 'BEGIN {
+		printf "%-40s %8.2f %10.0f %8.1f %8.1f %8s\n", name, s, n / (s > 0 ? s : 0.01), kb / 1024,
+			akb / 1024, b ? sprintf("%.1f", b / n) : "-"
 	}'
 }
 
@@ -185,17 +215,25 @@ main()
 	# Counting also brings both files into the page cache for every row.
 	total=$("$ITERATE" "$HOST_DAT" "$GUEST_DAT")
 	echo "$total events: H=$HOST_DAT ($("$ITERATE" "$HOST_DAT")), G=$GUEST_DAT ($("$ITERATE" "$GUEST_DAT"))"
-	printf "%-44s %8s %12s %10s\n" command seconds events/s "RSS MB"
-	if [ -x "$MERGE" ]; then
-		print_row "kvm-tsc-merge --host H --guest g=G" "$total" \
-			"$MERGE" --host "$HOST_DAT" --guest "g=$GUEST_DAT"
-	else
-		printf "%-44s skipped: %s is not built\n" "kvm-tsc-merge --host H --guest g=G" "$MERGE"
-	fi
-	print_row "trace-cmd report -i H -i G" "$total" \
+	rm -rf "$OUT_DIR"
+	mkdir -p "$OUT_DIR"
+	printf "%-40s %8s %10s %8s %8s %8s\n" command seconds events/s "RSS MB" "anon MB" "B/event"
+	print_row "kvm-tsc-merge (text timeline)" "$total" - \
+		"$MERGE" -q --host "$HOST_DAT" --guest "g=$GUEST_DAT"
+	print_row "kvm-tsc-merge -n (merge only)" "$total" - \
+		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT"
+	print_row "kvm-tsc-merge -n --sync-out DIR" "$total" "$OUT_DIR/sync" \
+		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" --sync-out "$OUT_DIR/sync"
+	print_row "kvm-tsc-merge -n -p OUT.pftrace" "$total" "$OUT_DIR/out.pftrace" \
+		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" -k "$TSC_KHZ" -p "$OUT_DIR/out.pftrace"
+	print_row "kvm-tsc-merge -n -j OUT.json" "$total" "$OUT_DIR/out.json" \
+		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" -k "$TSC_KHZ" -j "$OUT_DIR/out.json"
+	print_row "trace-cmd report -i H -i G" "$total" - \
 		trace-cmd report -i "$HOST_DAT" -i "$GUEST_DAT"
-	print_row "iterate H G (each CPU on its own)" "$total" "$ITERATE" "$HOST_DAT" "$GUEST_DAT"
-	print_row "iterate -o H G (time order per file)" "$total" \
+	print_row "cp H G DIR (copying the files)" "$total" "$OUT_DIR/copy" \
+		sh -c 'mkdir -p "$3" && cp "$1" "$2" "$3"' sh "$HOST_DAT" "$GUEST_DAT" "$OUT_DIR/copy"
+	print_row "iterate H G (each CPU on its own)" "$total" - "$ITERATE" "$HOST_DAT" "$GUEST_DAT"
+	print_row "iterate -o H G (time order per file)" "$total" - \
 		"$ITERATE" -o "$HOST_DAT" "$GUEST_DAT"
 }
 
