@@ -56,7 +56,7 @@ static const char usage_text[] =
 "      --sync-max-error TICKS  accept copies that put events trace-cmd\n"
 "                         cannot place exactly up to TICKS host TSC ticks off\n"
 "  -f, --force            let --sync-out replace files in DIR\n"
-"  -k, --tsc-khz KHZ      host TSC rate: times in seconds, and the JSON\n"
+"  -k, --tsc-khz KHZ      host TSC rate: times in seconds; the JSON and Perfetto\n"
 "      --progress         report progress on stderr (default: if a terminal)\n"
 "  -q, --quiet            no progress\n"
 "  -h, --help             this text\n"
