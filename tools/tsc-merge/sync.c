@@ -16,6 +16,10 @@
  * thread that ran it, and TRACEID options tie the files together, as
  * KernelShark's KVM plugin needs.
  *
+ * The inputs are copied to the temporary files by a thread of their own
+ * while the merge runs, since the merge keeps the other core busy; the new
+ * options are appended when it is done.
+ *
  * Two quirks of libtracecmd's lookup are designed around: an event at or
  * after the last sample uses the one before it, so a sentinel at INT64_MAX
  * repeats the last sample; it sorts the samples as signed numbers, so a
@@ -26,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +62,8 @@ struct sync_file {
 	struct td_file td;
 	char *out;			/* DIR/name */
 	char *tmp;			/* DIR/.name.XXXXXX while written */
+	int fd;				/* of @tmp */
+	int copy_errno;			/* why copying the input failed */
 	uint64_t trace_id;		/* its own, or a new one */
 };
 
@@ -71,6 +78,8 @@ struct sync_out {
 	const char *dir;
 	bool force;
 	uint64_t max_error;
+	pthread_t copier;
+	bool copying;
 	struct sync_file host;
 	struct guest *base;
 	struct sync_guest *guests;
@@ -175,6 +184,67 @@ static int prepare_guest(struct sync_out *s, struct sync_guest *sg, struct guest
 	return 0;
 }
 
+/* The temporary file beside where the copy goes, with the umask's mode. */
+static int create_temp(struct sync_out *s, struct sync_file *f)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	f->tmp = join_path(s->dir, ".", f->td.path, ".XXXXXX");
+	f->fd = mkstemp(f->tmp);
+	if (f->fd < 0 || fchmod(f->fd, 0666 & ~mask)) {
+		fprintf(stderr, "%s: %s\n", f->tmp, strerror(errno));
+		if (f->fd < 0) {
+			free(f->tmp);
+			f->tmp = NULL;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+static void copy_file(struct sync_file *f)
+{
+	if (td_copy(&f->td, f->fd))
+		f->copy_errno = errno ? errno : EIO;
+}
+
+static void *copy_inputs(void *arg)
+{
+	struct sync_out *s = arg;
+	int i;
+
+	copy_file(&s->host);
+	for (i = 0; i < s->nr_guests; i++)
+		copy_file(&s->guests[i].file);
+	return NULL;
+}
+
+static int start_copies(struct sync_out *s)
+{
+	int i, err;
+
+	if (create_temp(s, &s->host))
+		return -1;
+	for (i = 0; i < s->nr_guests; i++)
+		if (create_temp(s, &s->guests[i].file))
+			return -1;
+	err = pthread_create(&s->copier, NULL, copy_inputs, s);
+	if (err) {
+		fprintf(stderr, "kvm-tsc-merge: cannot start copying the inputs: %s\n", strerror(err));
+		return -1;
+	}
+	s->copying = true;
+	return 0;
+}
+
+static void finish_copies(struct sync_out *s)
+{
+	if (s->copying)
+		pthread_join(s->copier, NULL);
+	s->copying = false;
+}
+
 struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 			      struct trace_file *host, struct guest *guests, int nr_guests)
 {
@@ -187,9 +257,9 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	s->base = guests;
 	s->nr_guests = nr_guests;
 	s->guests = xcalloc(nr_guests, sizeof(*s->guests));
-	s->host.td.fd = -1;
+	s->host.td.fd = s->host.fd = -1;
 	for (i = 0; i < nr_guests; i++)
-		s->guests[i].file.td.fd = -1;
+		s->guests[i].file.td.fd = s->guests[i].file.fd = -1;
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
 		goto fail;
@@ -204,7 +274,7 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	for (i = 0; i < nr_guests; i++)
 		if (prepare_guest(s, &s->guests[i], &guests[i]))
 			goto fail;
-	if (check_names(s))
+	if (check_names(s) || start_copies(s))
 		goto fail;
 	return s;
 fail:
@@ -215,6 +285,8 @@ fail:
 static void free_file(struct sync_file *f)
 {
 	td_close(&f->td);
+	if (f->fd >= 0)
+		close(f->fd);
 	if (f->tmp)
 		unlink(f->tmp);
 	free(f->tmp);
@@ -227,6 +299,7 @@ void sync_free(struct sync_out *s)
 
 	if (!s)
 		return;
+	finish_copies(s);
 	free_file(&s->host);
 	for (i = 0; i < s->nr_guests; i++) {
 		for (c = 0; c < s->guests[i].nr_cpus; c++)
@@ -327,13 +400,17 @@ static int report_inexact(const struct sync_out *s)
 
 			if (!sc->inexact)
 				continue;
-			fprintf(stderr, "%s: CPU %d (vCPU %d of VM @%d.%u): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync (a guest time at or above 2^63, which it sorts as negative, or two host times for one guest time); they would be up to %llu host TSC ticks off%s\n",
+			fprintf(stderr, "%s: CPU %d (vCPU %d of VM @%d.%u): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync: ",
 				sg->g->file.path, c, c, sg->g->vm->pid, sg->g->vm->gen,
 				(unsigned long long)sc->inexact,
 				(unsigned long long)sc->first_bad,
-				(unsigned long long)sc->last_bad,
-				(unsigned long long)sc->max_error,
-				too_far ? "" : ", which --sync-max-error accepts");
+				(unsigned long long)sc->last_bad);
+			if (sc->max_error == UINT64_MAX)
+				fprintf(stderr, "a guest time at or above 2^63, which trace-cmd sorts as negative, cannot be placed at all\n");
+			else
+				fprintf(stderr, "two host times for one guest time; they would be up to %llu host TSC ticks off%s\n",
+					(unsigned long long)sc->max_error,
+					too_far ? "" : ", which --sync-max-error accepts");
 			errors += too_far;
 		}
 	}
@@ -420,22 +497,19 @@ static void build_guest(struct td_options *o, const struct td_file *host,
 	td_opt_end(o, host);
 }
 
-/* The copy, complete, under a temporary name beside where it goes. */
-static int write_file(struct sync_out *s, struct sync_file *f, const struct td_options *o)
+/* The copy, complete: the input's bytes, then the new options. */
+static int write_file(struct sync_file *f, const struct td_options *o)
 {
-	mode_t mask = umask(0);
-	int fd;
+	int fd = f->fd;
 
-	umask(mask);
-	f->tmp = join_path(s->dir, ".", f->td.path, ".XXXXXX");
-	fd = mkstemp(f->tmp);
-	if (fd < 0) {
-		fprintf(stderr, "%s: %s\n", f->tmp, strerror(errno));
-		free(f->tmp);
-		f->tmp = NULL;
+	f->fd = -1;
+	if (f->copy_errno) {
+		fprintf(stderr, "%s: copying %s failed: %s\n", f->tmp, f->td.path,
+			strerror(f->copy_errno));
+		close(fd);
 		return -1;
 	}
-	if (fchmod(fd, 0666 & ~mask) || td_write_copy(&f->td, fd, o) || fsync(fd)) {
+	if (td_append(&f->td, fd, o) || fsync(fd)) {
 		fprintf(stderr, "%s: writing failed: %s\n", f->tmp, strerror(errno));
 		close(fd);
 		return -1;
@@ -467,7 +541,7 @@ static int write_host(struct sync_out *s)
 	build_trace_id(&o, &s->host);
 	for (i = 0; i < s->nr_guests; i++)
 		build_guest(&o, &s->host.td, &s->guests[i]);
-	ret = write_file(s, &s->host, &o);
+	ret = write_file(&s->host, &o);
 	td_opt_free(&o);
 	return ret;
 }
@@ -480,7 +554,7 @@ static int write_guest(struct sync_out *s, struct sync_guest *sg)
 	td_opt_init(&o);
 	build_trace_id(&o, &sg->file);
 	build_time_shift(&o, sg, s->host.trace_id);
-	ret = write_file(s, &sg->file, &o);
+	ret = write_file(&sg->file, &o);
 	td_opt_free(&o);
 	return ret;
 }
@@ -490,6 +564,7 @@ int sync_write(struct sync_out *s)
 {
 	int i;
 
+	finish_copies(s);
 	if (report_inexact(s) || write_host(s))
 		return -1;
 	for (i = 0; i < s->nr_guests; i++)

@@ -277,22 +277,25 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* copy_file_range shares or copies in the kernel; plain reads otherwise. */
-static int copy_data(int in, int out, uint64_t size)
+/*
+ * Copy @f's bytes to @fd: copy_file_range shares or copies in the kernel,
+ * plain reads where it cannot.
+ */
+int td_copy(const struct td_file *f, int fd)
 {
 	char buf[1 << 16];
 	loff_t off_in = 0, off_out = 0;
 
-	while ((uint64_t)off_in < size) {
-		ssize_t n = copy_file_range(in, &off_in, out, &off_out, size - off_in, 0);
+	while ((uint64_t)off_in < f->size) {
+		ssize_t n = copy_file_range(f->fd, &off_in, fd, &off_out, f->size - off_in, 0);
 
 		if (n > 0)
 			continue;
 		if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
 		    errno != EOPNOTSUPP)
 			return -1;
-		n = pread(in, buf, sizeof(buf), off_in);
-		if (n <= 0 || write_all(out, buf, n, off_out))
+		n = pread(f->fd, buf, sizeof(buf), off_in);
+		if (n <= 0 || write_all(fd, buf, n, off_out))
 			return -1;
 		off_in += n;
 		off_out += n;
@@ -301,10 +304,10 @@ static int copy_data(int in, int out, uint64_t size)
 }
 
 /*
- * Write to @fd a copy of @f with the options of @o in a new section at its
- * end, linked from the last DONE option.
+ * To a copy of @f in @fd, append the options of @o in a new section and
+ * link it from the last DONE option.
  */
-int td_write_copy(const struct td_file *f, int fd, const struct td_options *o)
+int td_append(const struct td_file *f, int fd, const struct td_options *o)
 {
 	unsigned char hdr[SECTION_HEADER_SIZE], link[8];
 	struct td_options done;
@@ -319,8 +322,7 @@ int td_write_copy(const struct td_file *f, int fd, const struct td_options *o)
 	put_number(f, hdr + 4, f->desc, 4);
 	put_number(f, hdr + 8, o->len + done.len, 8);
 	put_number(f, link, f->size, 8);
-	ret = copy_data(f->fd, fd, f->size) ||
-	      write_all(fd, hdr, sizeof(hdr), f->size) ||
+	ret = write_all(fd, hdr, sizeof(hdr), f->size) ||
 	      write_all(fd, o->buf, o->len, f->size + sizeof(hdr)) ||
 	      write_all(fd, done.buf, done.len, f->size + sizeof(hdr) + o->len) ||
 	      write_all(fd, link, sizeof(link), f->last_link) ? -1 : 0;

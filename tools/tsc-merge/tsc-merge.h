@@ -316,7 +316,8 @@ void td_opt_begin(struct td_options *o, unsigned int id);
 void td_opt_put(struct td_options *o, const struct td_file *f, uint64_t v, int bytes);
 void td_opt_put_string(struct td_options *o, const char *s);
 void td_opt_end(struct td_options *o, const struct td_file *f);
-int td_write_copy(const struct td_file *f, int fd, const struct td_options *o);
+int td_copy(const struct td_file *f, int fd);
+int td_append(const struct td_file *f, int fd, const struct td_options *o);
 
 /* sync.c */
 struct sync_out;

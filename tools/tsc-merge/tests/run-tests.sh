@@ -423,6 +423,16 @@ test_sync_out()
 		[ -z "$(ls -A "$WORK/sync2")" ] &&
 		[ "$(ls -A "$WORK/sync" | wc -l)" = 4 ]
 	tap_result $? "--sync-out refuses an existing output, an input already synced and its own input by name; writes nothing"
+	# Offset 2^63: guest 2^63 + 100 is host 100, but trace-cmd sorts
+	# sample times as signed numbers.
+	{ echo "comm 1000 qemu"
+	  echo "0 1 1000 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=0x8000000000000000 next_tsc_offset=0x8000000000000000"
+	  run 1000 0 50 200; } | mktrace big-host
+	mark 0 9223372036854775908 x | mktrace big-guest
+	merge sync-big -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$WORK/sync-big"
+	expect_error "big-guest.dat: CPU 0 (vCPU 0 of VM @1000.1): 1 events between guest TSC 9223372036854775908 and 9223372036854775908 .*at or above 2^63" &&
+		[ -z "$(ls -A "$WORK/sync-big")" ]
+	tap_result $? "--sync-out names the file, CPU and guest TSC range trace-cmd cannot place, and writes nothing"
 }
 
 main()
@@ -438,14 +448,14 @@ main()
 		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 29
+	ktap_set_plan 30
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_json test_perfetto test_sync_out; do
 		"$t"
 	done
-	# Fails unless all 29 planned results passed or skipped.
+	# Fails unless all 30 planned results passed or skipped.
 	ktap_finished
 }
 
