@@ -24,6 +24,11 @@ bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 
 	if (!mult || frac > 63)
 		return false;
+	/* No scaling, the common case: skip the 128-bit division. */
+	if (mult == 1ull << frac) {
+		*host = scaled;
+		return true;
+	}
 	h = (((unsigned __int128)scaled << frac) + mult - 1) / mult;
 	if (h > UINT64_MAX)
 		return false;
