@@ -409,11 +409,14 @@ test_sync_out()
 	local times
 
 	merge sync-step -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync" &&
-		merge sync-intel -H "$WORK/intel-host.dat" -g "$WORK/intel-guest.dat" -S "$WORK/sync"
+		merge sync-intel -H "$WORK/intel-host.dat" -g "$WORK/intel-guest.dat" -S "$WORK/sync" &&
+		merge sync-l2 -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest.dat" \
+			-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l2"
 	times="$(report_guest_times "$WORK/sync" step-host step-guest)/$(report_guest_times "$WORK/sync" intel-host intel-guest)"
-	[ "$STATUS" = 0 ] && [ "$times" = "250 450 /4000000000000000 4000000000000001 " ] ||
-		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '250 450 /4000000000000000 4000000000000001 '; $ERR"; false; }
-	tap_result $? "--sync-out: trace-cmd report puts stepped and scaled guest events at their exact host times"
+	times="$times/$(report_guest_times "$WORK/sync-l2" l2-host l2-l1guest)/$(report_guest_times "$WORK/sync-l2" l2-host l2-l2guest)"
+	[ "$STATUS" = 0 ] && [ "$times" = "250 450 /4000000000000000 4000000000000001 /150 550 /350 " ] ||
+		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '250 450 /4000000000000000 4000000000000001 /150 550 /350 '; $ERR"; false; }
+	tap_result $? "--sync-out: trace-cmd report puts stepped, scaled and nested guest events at their exact host times"
 	merge sync-again -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync"
 	expect_error "step-host.dat: exists; --force replaces it" &&
 		merge sync-twice -H "$WORK/sync/step-host.dat" -g "$WORK/sync/step-guest.dat" -S "$WORK/sync2" &&
