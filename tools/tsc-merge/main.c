@@ -279,19 +279,11 @@ static int tie_guests(struct options *o, struct trace_file *host, struct vm_tabl
 	return errors ? -1 : 0;
 }
 
-static FILE *open_output(const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		fprintf(stderr, "kvm-tsc-merge: cannot write %s: %s\n", path, strerror(errno));
-	return f;
-}
-
 struct outputs {
-	FILE *timeline;
-	FILE *json;
-	FILE *perfetto;
+	struct outfile timeline;
+	struct outfile json;
+	struct outfile perfetto;
+	struct outfile summary;
 	struct sync_out *sync;
 	struct sink sinks[4];
 	int nr_sinks;
@@ -303,6 +295,7 @@ static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv
 	out->sinks[out->nr_sinks++].priv = priv;
 }
 
+/* Every output is opened before the merge, so a bad path costs no merge. */
 static int open_outputs(struct options *o, struct trace_file *host, struct vm_table *vms,
 			struct outputs *out)
 {
@@ -314,70 +307,66 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 		add_sink(out, &sync_sink_ops, out->sync);
 	}
 	if (o->timeline) {
-		out->timeline = o->output ? open_output(o->output) : stdout;
-		if (!out->timeline)
+		if (outfile_open(&out->timeline, o->output ? o->output : "-"))
 			return -1;
-		add_sink(out, &text_sink_ops, text_sink_new(out->timeline, o->fields, o->tsc_khz));
+		add_sink(out, &text_sink_ops, text_sink_new(out->timeline.f, o->fields, o->tsc_khz));
 	}
 	if (o->json) {
-		out->json = open_output(o->json);
-		if (!out->json)
+		if (outfile_open(&out->json, o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(out->json, vms, o->tsc_khz));
+		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, vms, o->tsc_khz));
 	}
 	if (o->perfetto) {
-		out->perfetto = open_output(o->perfetto);
-		if (!out->perfetto)
+		if (outfile_open(&out->perfetto, o->perfetto))
 			return -1;
-		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto, vms, o->tsc_khz,
+		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, vms, o->tsc_khz,
 								    o->guests, o->nr_guests));
+	}
+	if (o->summary && outfile_open(&out->summary, o->summary))
+		return -1;
+	return 0;
+}
+
+static void abort_outputs(struct outputs *out)
+{
+	outfile_abort(&out->timeline);
+	outfile_abort(&out->json);
+	outfile_abort(&out->perfetto);
+	outfile_abort(&out->summary);
+}
+
+static int commit_outputs(struct outputs *out)
+{
+	if (outfile_commit(&out->timeline) || outfile_commit(&out->json) ||
+	    outfile_commit(&out->perfetto) || outfile_commit(&out->summary)) {
+		abort_outputs(out);
+		return -1;
 	}
 	return 0;
 }
 
-/* A failed run leaves no half-written output that looks complete. */
-static int close_outputs(struct options *o, struct outputs *out, bool failed)
+/*
+ * Finish every sink; only a run that succeeded puts its outputs in place,
+ * and a failed one leaves the paths the user named as they were.
+ */
+static int finish_outputs(struct options *o, struct outputs *out, struct trace_file *host,
+			  struct vm_table *vms, const struct merge_stats *stats, bool failed)
 {
-	int i, ret = 0;
+	int i, ret = failed ? -1 : 0;
 
 	for (i = 0; i < out->nr_sinks; i++)
 		if (out->sinks[i].ops->finish(out->sinks[i].priv))
 			ret = -1;
-	if (out->timeline && out->timeline != stdout && fclose(out->timeline))
-		ret = -1;
-	if (out->json && fclose(out->json))
-		ret = -1;
-	if (out->perfetto && fclose(out->perfetto))
+	if (!ret && out->summary.f)
+		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats);
+	if (!ret && out->sync && sync_write(out->sync))
 		ret = -1;
 	if (ret)
-		fprintf(stderr, "kvm-tsc-merge: writing the output failed: %s\n", strerror(errno));
-	if (!failed && !ret && out->sync && sync_write(out->sync))
+		abort_outputs(out);
+	else if (commit_outputs(out) || (out->sync && sync_commit(out->sync)))
 		ret = -1;
 	sync_free(out->sync);
-	if (failed || ret) {
-		if (o->output && out->timeline)
-			unlink(o->output);
-		if (o->json && out->json)
-			unlink(o->json);
-		if (o->perfetto && out->perfetto)
-			unlink(o->perfetto);
-	}
 	return ret;
-}
-
-static int write_summary(struct options *o, struct trace_file *host, struct vm_table *vms,
-			 const struct merge_stats *stats)
-{
-	FILE *f = strcmp(o->summary, "-") ? open_output(o->summary) : stdout;
-
-	if (!f)
-		return -1;
-	summary_print(f, host, vms, o->guests, o->nr_guests, stats);
-	if (f != stdout ? fclose(f) : fflush(f)) {
-		fprintf(stderr, "kvm-tsc-merge: writing %s failed: %s\n", o->summary, strerror(errno));
-		return -1;
-	}
-	return 0;
 }
 
 static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
@@ -390,14 +379,12 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	    scan_host(host, vms) || tie_guests(o, host, vms))
 		return EXIT_BAD_INPUT;
 	if (open_outputs(o, host, vms, &out)) {
-		close_outputs(o, &out, true);
+		finish_outputs(o, &out, host, vms, NULL, true);
 		return EXIT_BAD_INPUT;
 	}
 	ret = merge_traces(host, o->guests, o->nr_guests, vms, out.sinks, out.nr_sinks,
 			   &stats, o->progress);
-	if (close_outputs(o, &out, ret) || ret)
-		return EXIT_BAD_INPUT;
-	if (o->summary && write_summary(o, host, vms, &stats))
+	if (finish_outputs(o, &out, host, vms, &stats, ret))
 		return EXIT_BAD_INPUT;
 	if (stats.outside || stats.ambiguous || stats.out_of_order) {
 		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU (marked '!'), %llu fit more than one TSC step (marked '?'), %llu came out of order; see the summary\n",

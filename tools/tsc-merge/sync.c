@@ -184,23 +184,10 @@ static int prepare_guest(struct sync_out *s, struct sync_guest *sg, struct guest
 	return 0;
 }
 
-/* The temporary file beside where the copy goes, with the umask's mode. */
-static int create_temp(struct sync_out *s, struct sync_file *f)
+static int create_temp(struct sync_file *f)
 {
-	mode_t mask = umask(0);
-
-	umask(mask);
-	f->tmp = join_path(s->dir, ".", f->td.path, ".XXXXXX");
-	f->fd = mkstemp(f->tmp);
-	if (f->fd < 0 || fchmod(f->fd, 0666 & ~mask)) {
-		fprintf(stderr, "%s: %s\n", f->tmp, strerror(errno));
-		if (f->fd < 0) {
-			free(f->tmp);
-			f->tmp = NULL;
-		}
-		return -1;
-	}
-	return 0;
+	f->fd = create_temp_beside(f->out, &f->tmp);
+	return f->fd < 0 ? -1 : 0;
 }
 
 static void copy_file(struct sync_file *f)
@@ -224,10 +211,10 @@ static int start_copies(struct sync_out *s)
 {
 	int i, err;
 
-	if (create_temp(s, &s->host))
+	if (create_temp(&s->host))
 		return -1;
 	for (i = 0; i < s->nr_guests; i++)
-		if (create_temp(s, &s->guests[i].file))
+		if (create_temp(&s->guests[i].file))
 			return -1;
 	err = pthread_create(&s->copier, NULL, copy_inputs, s);
 	if (err) {
@@ -509,7 +496,7 @@ static int write_file(struct sync_file *f, const struct td_options *o)
 		close(fd);
 		return -1;
 	}
-	if (td_append(&f->td, fd, o) || fsync(fd)) {
+	if (td_append(&f->td, fd, o)) {
 		fprintf(stderr, "%s: writing failed: %s\n", f->tmp, strerror(errno));
 		close(fd);
 		return -1;
@@ -559,7 +546,7 @@ static int write_guest(struct sync_out *s, struct sync_guest *sg)
 	return ret;
 }
 
-/* All copies are written before any takes its name. */
+/* Every copy, complete under its temporary name. */
 int sync_write(struct sync_out *s)
 {
 	int i;
@@ -570,6 +557,14 @@ int sync_write(struct sync_out *s)
 	for (i = 0; i < s->nr_guests; i++)
 		if (write_guest(s, &s->guests[i]))
 			return -1;
+	return 0;
+}
+
+/* The written copies take their names. */
+int sync_commit(struct sync_out *s)
+{
+	int i;
+
 	if (rename_file(s, &s->host))
 		return -1;
 	for (i = 0; i < s->nr_guests; i++)

@@ -280,6 +280,19 @@ void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
 			struct guest *guests, int nr_guests);
 extern const struct sink_ops perfetto_sink_ops;
 
+/* outfile.c */
+struct outfile {
+	const char *path;		/* as the user named it; "-": stdout */
+	char *target;			/* the regular file it names */
+	char *tmp;			/* written until complete */
+	FILE *f;
+};
+
+int create_temp_beside(const char *path, char **tmp);
+int outfile_open(struct outfile *o, const char *path);
+int outfile_commit(struct outfile *o);
+void outfile_abort(struct outfile *o);
+
 /* tdfile.c: the option sections of a version-7 trace.dat */
 #define TD_OPTION_TRACEID	11
 #define TD_OPTION_TIME_SHIFT	12
@@ -324,6 +337,7 @@ struct sync_out;
 struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 			      struct trace_file *host, struct guest *guests, int nr_guests);
 int sync_write(struct sync_out *s);
+int sync_commit(struct sync_out *s);
 void sync_free(struct sync_out *s);
 extern const struct sink_ops sync_sink_ops;
 

@@ -293,6 +293,51 @@ test_no_damage()
 	tap_result $? "bad --fields exits 2 before writing -o; the inputs are unchanged"
 }
 
+# snapshot FILE...: their kinds and contents, to compare before and after.
+snapshot()
+{
+	local f
+
+	for f in "$@"; do
+		stat -c '%n %F %t:%T' "$f"
+		[ -f "$f" ] && sha256sum <"$f"
+	done
+}
+
+# Every output goes to a temporary file beside it until the run succeeds:
+# a run that fails after merging leaves what the user named as it was, a
+# symbolic link stays a link, and devices and pipes are written in place.
+test_outputs_kept()
+{
+	local out=$WORK/kept before f
+
+	mkdir -p "$out/sync"
+	for f in timeline json pftrace summary; do echo "precious $f" >"$out/$f"; done
+	ln -s timeline "$out/link"
+	before=$(snapshot "$out"/*)
+	# The 2^63 guest of test_sync_out fails in --sync-out, after the merge.
+	"$MERGE" -q -k 1000 -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$out/sync" \
+		-o "$out/link" -j "$out/json" -p "$out/pftrace" -s "$out/summary" 2>/dev/null
+	[ $? = 1 ] && [ "$(snapshot "$out"/*)" = "$before" ] &&
+		[ -z "$(ls -A "$out/sync")" ] && [ -z "$(ls -A "$out" | grep '^\.')" ]
+	tap_result $? "a run that fails after merging leaves -o (a symlink), -j, -p and -s as they were, no temporary file"
+	"$MERGE" -q -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o "$out/link" &&
+		[ -L "$out/link" ] && grep -q "before" "$out/timeline" &&
+		[ "$("$MERGE" -q -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o /dev/stdout | wc -l)" -gt 0 ]
+	tap_result $? "a symbolic link -o writes the file it names; -o /dev/stdout writes into a pipe"
+	if [ "$(id -u)" != 0 ]; then
+		ktap_test_skip "-o on a character device: mknod needs root"
+		return
+	fi
+	mknod "$out/null" c 1 3 &&
+		"$MERGE" -q -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$out/sync" \
+			-o "$out/null" 2>/dev/null
+	[ $? = 1 ] && [ -c "$out/null" ] &&
+		"$MERGE" -q -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o "$out/null" &&
+		[ -c "$out/null" ]
+	tap_result $? "-o on a character device (a private copy of /dev/null) writes it and never removes it, failed run or not"
+}
+
 # The same process creates vCPU 0 twice (multiplier written from 0 again):
 # two VMs, @1000.1 with offset 100 and @1000.2 with offset 7000.
 test_vm_created_again()
@@ -451,14 +496,14 @@ main()
 		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 30
+	ktap_set_plan 33
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_sync_out; do
+		 test_nested_needs_pid test_json test_perfetto test_sync_out test_outputs_kept; do
 		"$t"
 	done
-	# Fails unless all 30 planned results passed or skipped.
+	# Fails unless all 33 planned results passed or skipped.
 	ktap_finished
 }
 
