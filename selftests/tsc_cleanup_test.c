@@ -3,8 +3,9 @@
  * tsc_cleanup_test: the fixture's tracefs instance is gone however its test
  * ends: it returns, fails an assertion, is killed by SIGTERM or SIGKILL,
  * runs into the harness's timeout, or loses its harness process to a
- * SIGKILL. Each way runs one test of tsc_cleanup_victim, a harness program
- * with the same fixture, in a child.
+ * SIGKILL; and when both are killed, the next run removes what they left.
+ * Each way runs one test of tsc_cleanup_victim, a harness program with the
+ * same fixture, in a child.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,6 +20,7 @@ enum way_out {
 	SIGTERM_TEST,		/* to the test process */
 	SIGKILL_TEST,
 	SIGKILL_HARNESS,	/* to the harness process; then EOF to the test */
+	SIGKILL_ALL,		/* to all its processes: nobody left to clean up */
 	TIME_OUT,		/* nothing: the harness kills it at its timeout */
 };
 
@@ -95,7 +97,7 @@ static int finish_victim(struct victim *v)
 static void end_victim_test(struct __test_metadata *_metadata, struct victim *v,
 			    enum way_out way)
 {
-	int harness_pid, test_pid, fields;
+	int harness_pid, test_pid, test_group, fields;
 
 	fields = sscanf(v->instance, TSC_INSTANCE_FMT, &harness_pid, &test_pid);
 	ASSERT_EQ(2, fields) TH_LOG("instance name %s", v->instance);
@@ -114,9 +116,35 @@ static void end_victim_test(struct __test_metadata *_metadata, struct victim *v,
 		close(v->go_fd);
 		v->go_fd = -1;
 		break;
+	case SIGKILL_ALL:
+		/*
+		 * The harness runs each test in a process group of its own
+		 * (the test process's parent, which tears down after it).
+		 * The harness goes first, or its exit would clean up.
+		 */
+		test_group = getpgid(test_pid);
+		ASSERT_LT(0, test_group);
+		ASSERT_EQ(0, kill(harness_pid, SIGKILL));
+		ASSERT_EQ(0, kill(-test_group, SIGKILL));
+		break;
 	case TIME_OUT:
 		break;
 	}
+}
+
+/* Start @test of the victim up to its instance; false: its fixture skipped. */
+static bool run_victim_to_instance(struct __test_metadata *_metadata, struct victim *v,
+				   const char *test)
+{
+	int status;
+
+	start_victim(_metadata, v, test);
+	if (read_instance(v))
+		return true;
+	status = finish_victim(v);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status) && v->skip_reason[0])
+		TH_LOG("%s -t %s: no instance, wait status %#x", VICTIM, test, status);
+	return false;
 }
 
 static void check_instance_removed(struct __test_metadata *_metadata, const char *test,
@@ -126,13 +154,8 @@ static void check_instance_removed(struct __test_metadata *_metadata, const char
 	bool exists;
 	int status;
 
-	start_victim(_metadata, &v, test);
-	if (!read_instance(&v)) {
-		status = finish_victim(&v);
-		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status) && v.skip_reason[0])
-			TH_LOG("%s -t %s: no instance, wait status %#x", VICTIM, test, status);
+	if (!run_victim_to_instance(_metadata, &v, test))
 		SKIP(return, "the fixture skipped: %s", v.skip_reason);
-	}
 	exists = tracefs_instance_exists(v.instance);
 	EXPECT_TRUE(exists) TH_LOG("%s does not exist while its test runs", v.instance);
 	end_victim_test(_metadata, &v, way);
@@ -175,6 +198,51 @@ TEST(removed_after_harness_timeout)
 TEST(removed_after_harness_sigkill)
 {
 	check_instance_removed(_metadata, "return_after_go", SIGKILL_HARNESS, SIGKILL);
+}
+
+static void create_instance(struct __test_metadata *_metadata, const char *name)
+{
+	struct tracefs_instance *inst = tracefs_instance_create(name);
+
+	ASSERT_NE(NULL, inst) TH_LOG("cannot create instance %s: %s", name, strerror(errno));
+	tracefs_instance_free(inst);
+}
+
+/*
+ * A run whose processes all died by SIGKILL leaves its instance.
+ * The next run removes it when it starts, and nothing else: not an
+ * instance of a live harness, not one of another naming.
+ */
+TEST(stale_instance_removed_by_next_run)
+{
+	char live[TSC_INSTANCE_NAME_MAX], other[TSC_INSTANCE_NAME_MAX];
+	struct victim killed = { 0 }, next = { 0 };
+	bool stale_left, live_left, other_left;
+
+	if (!run_victim_to_instance(_metadata, &killed, "return_after_go"))
+		SKIP(return, "the fixture skipped: %s", killed.skip_reason);
+	end_victim_test(_metadata, &killed, SIGKILL_ALL);
+	finish_victim(&killed);
+	ASSERT_TRUE(tracefs_instance_exists(killed.instance))
+		TH_LOG("%s went with its processes: nothing left to check", killed.instance);
+	snprintf(live, sizeof(live), TSC_INSTANCE_FMT, getpid(), 1);
+	snprintf(other, sizeof(other), "ktt-other-%d", getpid());
+	create_instance(_metadata, live);
+	create_instance(_metadata, other);
+
+	if (run_victim_to_instance(_metadata, &next, "return_after_go")) {
+		end_victim_test(_metadata, &next, SEND_GO);
+		finish_victim(&next);
+	}
+	stale_left = tracefs_instance_exists(killed.instance);
+	live_left = tracefs_instance_exists(live);
+	other_left = tracefs_instance_exists(other);
+	_trace_remove_instances(killed.instance);
+	_trace_remove_instances(live);
+	_trace_remove_instances(other);
+	EXPECT_FALSE(stale_left) TH_LOG("%s, of a killed run, survived the next run", killed.instance);
+	EXPECT_TRUE(live_left) TH_LOG("%s, of a live process, was removed", live);
+	EXPECT_TRUE(other_left) TH_LOG("%s, of another naming, was removed", other);
 }
 
 TEST_HARNESS_MAIN

@@ -61,7 +61,8 @@ int _trace_instance_remove(struct tracefs_instance *inst)
 }
 
 struct name_match {
-	const char *prefix;
+	bool (*match)(const char *name, void *arg);
+	void *arg;
 	char **names;
 	int err;
 };
@@ -71,7 +72,7 @@ static int collect_matching_name(const char *name, void *data)
 	struct name_match *match = data;
 	char **names;
 
-	if (strncmp(name, match->prefix, strlen(match->prefix)))
+	if (!match->match(name, match->arg))
 		return 0;
 	names = tracefs_list_add(match->names, name);
 	if (!names) {
@@ -92,26 +93,37 @@ static int remove_instance_named(const char *name)
 }
 
 /*
- * Remove every instance whose name starts with @prefix. Returns how many
- * were removed, or the first error.
+ * Remove every instance whose name @match accepts. Returns how many were
+ * removed, or the first error.
  */
-int _trace_remove_instances(const char *prefix)
+int _trace_remove_instances_if(bool (*match)(const char *name, void *arg), void *arg)
 {
-	struct name_match match = { .prefix = prefix };
+	struct name_match m = { .match = match, .arg = arg };
 	int i, ret, removed = 0;
 
 	/* Collect first: removing while tracefs lists the directory skips names. */
-	if (tracefs_instances_walk(collect_matching_name, &match) < 0 && !match.err)
-		match.err = -errno;
-	for (i = 0; match.names && match.names[i] && !match.err; i++) {
-		ret = remove_instance_named(match.names[i]);
+	if (tracefs_instances_walk(collect_matching_name, &m) < 0 && !m.err)
+		m.err = -errno;
+	for (i = 0; m.names && m.names[i] && !m.err; i++) {
+		ret = remove_instance_named(m.names[i]);
 		if (ret < 0)
-			match.err = ret;
+			m.err = ret;
 		else
 			removed++;
 	}
-	tracefs_list_free(match.names);
-	return match.err ? match.err : removed;
+	tracefs_list_free(m.names);
+	return m.err ? m.err : removed;
+}
+
+static bool has_prefix(const char *name, void *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/* Remove every instance whose name starts with @prefix. */
+int _trace_remove_instances(const char *prefix)
+{
+	return _trace_remove_instances_if(has_prefix, (void *)prefix);
 }
 
 int _trace_set_clock(struct tracefs_instance *inst, const char *clock)

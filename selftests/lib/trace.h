@@ -17,6 +17,7 @@
 bool trace_kvm_event_exists(const char *event);
 struct tep_format_field **trace_kvm_event_fields(const char *event);
 int _trace_instance_remove(struct tracefs_instance *inst);
+int _trace_remove_instances_if(bool (*match)(const char *name, void *arg), void *arg);
 int _trace_remove_instances(const char *prefix);
 int _trace_set_clock(struct tracefs_instance *inst, const char *clock);
 bool trace_clock_is(struct tracefs_instance *inst, const char *clock);

@@ -17,6 +17,7 @@
 #define KTT_TSC_FIXTURE_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,9 +92,29 @@ static inline const char *tsc_event_unusable(struct __test_metadata *_metadata,
 /* The process that runs the harness: tests run in its descendants. */
 static pid_t tsc_harness_pid;
 
+/*
+ * An instance of this naming whose harness process is gone: a harness
+ * killed with SIGKILL runs no destructor. A live process's instance, or
+ * one of another naming, is never stale.
+ */
+static inline bool tsc_instance_is_stale(const char *name, void *unused)
+{
+	int harness_pid, test_pid, len = 0;
+
+	if (sscanf(name, TSC_INSTANCE_FMT "%n", &harness_pid, &test_pid, &len) != 2 ||
+	    name[len] || harness_pid <= 0)
+		return false;
+	return kill(harness_pid, 0) && errno == ESRCH;
+}
+
+/*
+ * At the start of a run, what an earlier run killed with SIGKILL left; no
+ * tracefs (not root) leaves nothing to do, which the tests report.
+ */
 static void __attribute__((constructor)) tsc_record_harness_pid(void)
 {
 	tsc_harness_pid = getpid();
+	_trace_remove_instances_if(tsc_instance_is_stale, NULL);
 }
 
 /* Remove every instance that a test of this harness run created. */
