@@ -6,13 +6,18 @@
 #                                    being recorded
 #        record-host.sh stop         stop it (SIGINT), wait until FILE is
 #                                    written and check it
+#        record-host.sh clean        remove what a killed recording left:
+#                                    its tracefs instance and its state
 #
 # Start it before the guests boot: a merge needs the creation of every vCPU
 # thread (task:task_newtask, which ties it to its VMM process) and the first
 # TSC offset written for every vCPU. The recording goes into a dedicated
 # tracefs instance with the x86-tsc clock, so it neither uses nor disturbs
 # the top-level buffer; the instance is removed whenever the recording ends
-# or fails to start. Events the running kernel does not have (the series in
+# or fails to start. A recording killed with SIGKILL (trace-cmd, or the
+# machine's OOM killer) leaves the instance and a half-written FILE: the
+# next start says what it found and stops, and clean removes it; stop says
+# so too and cleans up. Events the running kernel does not have (the series in
 # patches/ adds kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are left
 # out with a note. Needs root, trace-cmd and a loaded kvm module; POSIX sh,
 # so it also runs under busybox.
@@ -127,8 +132,9 @@ kill_recorder()
 
 	pid=$(cat "$STATE/pid" 2>/dev/null) || return 0
 	[ -n "$pid" ] || return 0
-	# "--" for dash and bash, busybox wants none.
-	kill -s KILL -- "-$pid" 2>/dev/null || kill -s KILL "-$pid" 2>/dev/null
+	# "--" for dash and bash, busybox wants none; a group already gone
+	# (a killed recording) is no error.
+	kill -s KILL -- "-$pid" 2>/dev/null || kill -s KILL "-$pid" 2>/dev/null || return 0
 	sleep 1
 }
 
@@ -140,15 +146,33 @@ abort_start()
 	rm -f "$STATE/pid"
 }
 
+# What a killed recording left: its state (pid, file) and its instance,
+# one line each; nothing when there is none. Only for no live recorder.
+leftovers()
+{
+	local pid file
+
+	pid=$(cat "$STATE/pid" 2>/dev/null) &&
+		echo "$STATE/pid names trace-cmd record pid $pid, which is gone"
+	file=$(cat "$STATE/file" 2>/dev/null) &&
+		echo "$file was being written and is incomplete"
+	[ -d "$TRACEFS/instances/$INSTANCE" ] &&
+		echo "the tracefs instance $TRACEFS/instances/$INSTANCE is still there"
+	return 0
+}
+
 start()
 {
-	local file=$1 events pid waited=0
+	local file=$1 events pid found waited=0
 
 	command -v trace-cmd >/dev/null 2>&1 || die "trace-cmd not found (Debian package trace-cmd)"
 	find_tracefs
 	pid=$(recorder_pid) && die "a recording is already running (pid $pid, $STATE/pid): run '$PROG stop'"
-	[ -d "$TRACEFS/instances/$INSTANCE" ] &&
-		die "the tracefs instance $TRACEFS/instances/$INSTANCE exists already: another recording, or a leftover to rmdir"
+	found=$(leftovers)
+	if [ -n "$found" ]; then
+		echo "$found" | sed "s/^/$PROG: /" >&2
+		die "an earlier recording was killed or another one uses the instance; '$PROG clean' removes what it left"
+	fi
 	events=$(event_args)
 	mkdir -p "$STATE"
 	case $file in /*) ;; *) file=$(pwd)/$file ;; esac
@@ -219,13 +243,29 @@ stop()
 	note "wrote $file ($(wc -c <"$file") bytes)"
 }
 
+# Remove what a killed recording left; never a live recording's.
+clean()
+{
+	local pid found
+
+	find_tracefs
+	pid=$(recorder_pid) && die "a recording is running (pid $pid): '$PROG stop' ends it"
+	found=$(leftovers)
+	[ -n "$found" ] || { note "nothing to clean"; return 0; }
+	echo "$found" | sed "s/^/$PROG: removing: /" >&2
+	kill_recorder
+	remove_instance
+	rm -f "$STATE/pid" "$STATE/file"
+}
+
 main()
 {
 	[ "$(id -u)" = 0 ] || die "needs root (tracefs)"
 	case ${1:-} in
 	start) [ $# = 2 ] || die "usage: $PROG start FILE"; start "$2" ;;
 	stop) [ $# = 1 ] || die "usage: $PROG stop"; stop ;;
-	*) die "usage: $PROG start FILE | $PROG stop" ;;
+	clean) [ $# = 1 ] || die "usage: $PROG clean"; clean ;;
+	*) die "usage: $PROG start FILE | $PROG stop | $PROG clean" ;;
 	esac
 }
 

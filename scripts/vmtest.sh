@@ -68,7 +68,7 @@ cleanup()
 
 # busybox, /init and the payload, and under Bochs what the payload reads
 # from /ktt. kselftest's runner calls /usr/bin/timeout --foreground, which
-# busybox's lacks.
+# busybox's lacks; trace-cmd is for record-host.sh and its test.
 build_initramfs()
 {
 	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
@@ -78,6 +78,8 @@ build_initramfs()
 	cp /bin/busybox "$VM_ROOT/bin/busybox"
 	cp "$TOP_DIR/scripts/guest-init.sh" "$VM_ROOT/init"
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
+	need_cmd trace-cmd trace-cmd
+	copy_with_libs trace-cmd "$VM_ROOT"
 	[ "$NESTED" = 1 ] && add_nested
 	[ "$VMM" = bochs ] && add_ktt_files $MODROOT ${VMTEST_FILES:-}
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
@@ -114,9 +116,7 @@ add_nested()
 {
 	local fw
 
-	need_cmd trace-cmd trace-cmd
 	copy_with_libs qemu-system-x86_64 "$VM_ROOT"
-	copy_with_libs trace-cmd "$VM_ROOT"
 	for fw in $QEMU_FIRMWARE; do
 		[ -f "$fw" ] || die "$fw missing: install the Debian packages seabios and qemu-system-data"
 		mkdir -p "$VM_ROOT${fw%/*}"
