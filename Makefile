@@ -43,7 +43,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/svm_nested_leave_tsc_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := tools series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := tools fuzz-replay series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 
 all: kernel module selftests tools
 
@@ -125,6 +125,16 @@ tools: | deps
 $(RESULTS)/tools.tap: tools $(BUILD)/series.applied FORCE
 	scripts/result.sh run $@ env KSRC=$(TREE) tools/tsc-merge/tests/run-tests.sh $(BUILD)/tools
 
+# Every input that once broke kvm-tsc-merge under the fuzzer, replayed
+# under ASan and UBSan.
+$(RESULTS)/fuzz-replay.tap: tools $(BUILD)/series.applied FORCE
+	scripts/result.sh run $@ env KSRC=$(TREE) tools/tsc-merge/tests/replay-fuzz.sh $(BUILD)/tools
+
+# Fuzz kvm-tsc-merge with AFL++ (not part of check): FUZZ_SECONDS per input
+# role (default 600), FUZZ_ROLES (default: host guest args).
+fuzz: tools
+	+$(MAKE) -C tools/tsc-merge fuzz
+
 $(RESULTS)/series.tap: patches/series $(SERIES) scripts/check-series.sh $(BUILD)/kernel/.config
 	scripts/result.sh run $@ scripts/check-series.sh
 
@@ -186,5 +196,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps kernel module selftests module-tests kvm-selftests ksft tools check \
+.PHONY: all deps kernel module selftests module-tests kvm-selftests ksft tools check fuzz \
 	series-check demo clean FORCE

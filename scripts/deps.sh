@@ -10,7 +10,8 @@ readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev 
 	trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev sparse ccache
 	seabios qemu-system-data jq rsync python3-ply
 	bochs bochsbios vgabios isolinux syslinux-common xorriso
-	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev"
+	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev
+	clang afl++"
 
 missing_packages()
 {

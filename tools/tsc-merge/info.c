@@ -66,11 +66,15 @@ static unsigned int hash_record(const struct tep_handle *tep, const unsigned cha
 }
 
 /* Format with libtraceevent; a trace_marker text's own newline goes. */
-static const char *format_info(struct info_cache *c, struct tep_handle *tep,
-			       struct tep_record *r, unsigned int *len)
+static const char *format_info(struct info_cache *c, const struct merged_event *e,
+			       unsigned int *len)
 {
 	trace_seq_reset(&c->seq);
-	tep_print_event(tep, &c->seq, r, "%s", TEP_PRINT_INFO);
+	if (e->damaged)
+		trace_seq_printf(&c->seq, "[damaged: a %d-byte record its format does not fit]",
+				 e->record->size);
+	else
+		tep_print_event(e->tep, &c->seq, e->record, "%s", TEP_PRINT_INFO);
 	trace_seq_terminate(&c->seq);
 	*len = c->seq.len;
 	while (*len && c->seq.buffer[*len - 1] == '\n')
@@ -78,17 +82,18 @@ static const char *format_info(struct info_cache *c, struct tep_handle *tep,
 	return c->seq.buffer;
 }
 
-/* The info text of @r, NUL-terminated, valid until the next call. */
-const char *info_text(struct info_cache *c, struct tep_handle *tep, struct tep_record *r,
-		      unsigned int *len)
+/* The info text of @e, NUL-terminated, valid until the next call. */
+const char *info_text(struct info_cache *c, const struct merged_event *e, unsigned int *len)
 {
+	struct tep_handle *tep = e->tep;
+	struct tep_record *r = e->record;
 	unsigned int size = r->size;
 	struct info_slot *s;
 	const char *text;
 
 	if (size > INFO_MAX_KEY) {
 		c->misses++;
-		return format_info(c, tep, r, len);
+		return format_info(c, e, len);
 	}
 	s = &c->slots[hash_record(tep, r->data, size)];
 	if (s->tep == tep && s->key_len == size && !memcmp(s->key, r->data, size)) {
@@ -97,7 +102,7 @@ const char *info_text(struct info_cache *c, struct tep_handle *tep, struct tep_r
 		return s->text;
 	}
 	c->misses++;
-	text = format_info(c, tep, r, len);
+	text = format_info(c, e, len);
 	if (*len >= INFO_MAX_TEXT)
 		return text;
 	s->tep = tep;

@@ -71,6 +71,18 @@ static int check_clock(const struct trace_file *tf)
 	return 0;
 }
 
+/* A CPU count sizes the merge's streams: check it first. */
+static int check_cpus(const struct trace_file *tf, struct tracecmd_input *h)
+{
+	int cpus = tracecmd_cpus(h);
+
+	if (cpus <= MAX_TRACE_CPUS)
+		return 0;
+	fprintf(stderr, "%s: claims %d CPUs, more than Linux's %d: the file is damaged\n",
+		tf->path, cpus, MAX_TRACE_CPUS);
+	return -1;
+}
+
 static void add_buffer(struct trace_file *tf, struct tracecmd_input *h)
 {
 	tf->buffers = xrealloc(tf->buffers, tf->nr_buffers + 1, sizeof(*tf->buffers));
@@ -85,6 +97,8 @@ static int collect_buffers(struct trace_file *tf)
 {
 	int i, n = tracecmd_buffer_instances(tf->handle);
 
+	if (check_cpus(tf, tf->handle))
+		return -1;
 	if (tracecmd_cpus(tf->handle) > 0)
 		add_buffer(tf, tf->handle);
 	for (i = 0; i < n; i++) {
@@ -93,6 +107,10 @@ static int collect_buffers(struct trace_file *tf)
 		if (!h) {
 			fprintf(stderr, "%s: cannot read buffer instance '%s'\n", tf->path,
 				tracecmd_buffer_instance_name(tf->handle, i));
+			return -1;
+		}
+		if (check_cpus(tf, h)) {
+			tracecmd_close(h);
 			return -1;
 		}
 		if (tracecmd_cpus(h) <= 0) {

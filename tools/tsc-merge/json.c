@@ -100,7 +100,7 @@ static void begin_event(struct json_sink *j, const char *ph, const char *name,
 static void put_info(struct json_sink *j, const struct merged_event *e)
 {
 	unsigned int len;
-	const char *info = info_text(j->info, e->tep, e->record, &len);
+	const char *info = info_text(j->info, e, &len);
 
 	fputs(",\"args\":{\"info\":", j->out);
 	put_string(j->out, info);

@@ -533,7 +533,7 @@ static void guest_event(struct pf_sink *p, const struct merged_event *e)
 
 	info.has_name_iid = true;
 	info.name_iid = ANNOTATION_INFO;
-	info.string_value = (char *)info_text(p->info, e->tep, e->record, &len);
+	info.string_value = (char *)info_text(p->info, e, &len);
 	tsc.has_name_iid = tsc.has_uint_value = true;
 	tsc.name_iid = ANNOTATION_GUEST_TSC;
 	tsc.uint_value = e->guest_ts;

@@ -16,7 +16,24 @@ struct scan {
 	uint64_t events;
 	uint64_t last_ts;
 	uint64_t unknown_frac;
+	const char *path;
+	bool damaged;
 };
+
+/* Values no KVM writes: a damaged file, stopped here, before any use. */
+static bool check_values(struct scan *sc, const struct host_ev *ev)
+{
+	if (ev->vcpu_id > KVM_MAX_VCPU_ID)
+		fprintf(stderr, "%s: an event at host TSC %llu has vcpu_id %u, beyond KVM's largest vCPU id %u: the file is damaged\n",
+			sc->path, (unsigned long long)ev->ts, ev->vcpu_id, KVM_MAX_VCPU_ID);
+	else if (ev->kind == HOST_MULT && ev->frac > TSC_MAX_FRAC_BITS)
+		fprintf(stderr, "%s: a kvm_write_tsc_multiplier at host TSC %llu has frac_bits %u, beyond %u: the file is damaged\n",
+			sc->path, (unsigned long long)ev->ts, ev->frac, TSC_MAX_FRAC_BITS);
+	else
+		return true;
+	sc->damaged = true;
+	return false;
+}
 
 static struct tsc_step *last_step(struct step_list *l)
 {
@@ -216,6 +233,8 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	default:
 		break;
 	}
+	if (!check_values(sc, &ev))
+		return 1;
 	vm = host_event_vm(&sc->he, sc->vms, &ev);
 	if (ev.kind == HOST_MULT)
 		vm = vm_for_multiplier(sc, vm, &ev);
@@ -259,13 +278,16 @@ static void close_steps(struct vm_table *vms, uint64_t end)
 
 int scan_host(struct trace_file *host, struct vm_table *vms)
 {
-	struct scan sc = { .vms = vms };
+	struct scan sc = { .vms = vms, .path = host->path };
+	int ret;
 
 	if (host_events_init(&sc.he, host))
 		return -1;
 	host_events_warn_missing(&sc.he, host->path);
-	if (tracecmd_iterate_events_multi(host->buffers, host->nr_buffers,
-					  scan_record, &sc) < 0) {
+	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);
+	if (sc.damaged)
+		return -1;
+	if (ret < 0) {
 		fprintf(stderr, "%s: reading the events failed; the file may be cut short\n",
 			host->path);
 		return -1;

@@ -72,10 +72,11 @@ void summary_print(FILE *out, const struct trace_file *host,
 			(unsigned long long)guests[g].events,
 			(unsigned long long)guests[g].outside,
 			(unsigned long long)guests[g].ambiguous);
-	fprintf(out, "total: %llu host events, %llu guest events, %llu outside host run intervals, %llu ambiguous, %llu out of order\n",
+	fprintf(out, "total: %llu host events, %llu guest events, %llu outside host run intervals, %llu ambiguous, %llu out of order, %llu damaged records\n",
 		(unsigned long long)stats->host_events,
 		(unsigned long long)stats->guest_events,
 		(unsigned long long)stats->outside,
 		(unsigned long long)stats->ambiguous,
-		(unsigned long long)stats->out_of_order);
+		(unsigned long long)stats->out_of_order,
+		(unsigned long long)stats->damaged);
 }

@@ -220,7 +220,7 @@ static void print_column(struct text_sink *t, enum column col,
 		put_chars(l, ":", 1);
 		break;
 	case COL_INFO:
-		info = info_text(t->info, e->tep, e->record, &len);
+		info = info_text(t->info, e, &len);
 		put_chars(l, info, len);
 		break;
 	case COL_GUEST_TS:

@@ -25,6 +25,16 @@ int tracecmd_cpus(struct tracecmd_input *handle);
 int tracecmd_enable_tsync(struct tracecmd_input *handle, bool enable);
 
 #define TSC_CLOCK "x86-tsc"
+/*
+ * The largest vCPU id KVM gives: KVM_MAX_VCPU_IDS - 1 with the largest
+ * CONFIG_KVM_MAX_NR_VCPUS (4096, times KVM_VCPU_ID_RATIO 4). A trace with a
+ * larger one is damaged; its id must never size a table.
+ */
+#define KVM_MAX_VCPU_ID 16383
+/* Linux's largest NR_CPUS (CONFIG_MAXSMP): more CPUs is a damaged file. */
+#define MAX_TRACE_CPUS 8192
+/* The most fraction bits a multiplier can have and still be shifted. */
+#define TSC_MAX_FRAC_BITS 63
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Levels of a step function: what runs on the vCPU. */
@@ -137,6 +147,7 @@ struct merged_event {
 	const struct host_ev *host;	/* host events: as decoded */
 	bool outside;
 	bool ambiguous;
+	bool damaged;			/* does not fit its format: never printed */
 	bool was_running;		/* host: the vCPU ran before this event */
 };
 
@@ -253,6 +264,7 @@ struct merge_stats {
 	uint64_t outside;
 	uint64_t ambiguous;
 	uint64_t out_of_order;
+	uint64_t damaged;
 };
 
 int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
@@ -263,8 +275,7 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 struct info_cache;
 struct info_cache *info_cache_new(void);
 void info_cache_free(struct info_cache *c);
-const char *info_text(struct info_cache *c, struct tep_handle *tep, struct tep_record *r,
-		      unsigned int *len);
+const char *info_text(struct info_cache *c, const struct merged_event *e, unsigned int *len);
 
 /* text.c */
 bool text_fields_valid(const char *fields);

@@ -1,0 +1,111 @@
+#!/bin/bash
+# run-fuzz.sh: fuzz kvm-tsc-merge with AFL++ under ASan and UBSan, each input role for SECONDS, and list what it found.
+#
+# usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]   (roles: host guest args)
+#
+# BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
+# are written with mktrace from fuzz/seeds/*.spec. Two roles run at once,
+# one per core. Findings stay in BUILD_DIR/fuzz/out-ROLE/default/{crashes,
+# hangs}; a finding, once fixed or traced to a library, is saved in
+# fuzz/regressions/ROLE/ so that make check replays it
+# (tests/replay-fuzz.sh). Prints executions, crashes and hangs per role.
+
+set -u
+
+readonly FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
+readonly BIN_DIR=${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}
+readonly SECONDS_EACH=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}
+shift 2
+readonly FUZZ_DIR=$BIN_DIR/fuzz
+readonly DRIVER=$FUZZ_DIR/afl-driver
+readonly SEEDS=$FUZZ_DIR/seeds
+readonly FORMATS=$FUZZ_SRC/../tests/tracefs
+ROLES=${*:-host guest args}
+
+die()
+{
+	echo "run-fuzz.sh: $*" >&2
+	exit 1
+}
+
+make_seeds()
+{
+	local spec name
+
+	rm -rf "$SEEDS"
+	mkdir -p "$SEEDS/host" "$SEEDS/guest" "$SEEDS/args" "$SEEDS/files"
+	for spec in "$FUZZ_SRC"/seeds/*.spec; do
+		name=$(basename "$spec" .spec)
+		"$BIN_DIR/mktrace" -t "$FORMATS" -o "$SEEDS/files/$name.dat" "$spec" ||
+			die "mktrace failed on $spec"
+		cp "$SEEDS/files/$name.dat" "$SEEDS/${name%%-*}/"
+	done
+	# Argument lists: the files above, with and without the usual options.
+	printf '%s\0' -H "$SEEDS/files/host-step.dat" -g "g=$SEEDS/files/guest-step.dat" \
+		-F time,source,cpu,event,info,guest_ts >"$SEEDS/args/plain"
+	printf '%s\0' -q -n -k 2600000 -H "$SEEDS/files/host-nested.dat" \
+		-g "$SEEDS/files/guest-two.dat@2000" -s - -j /dev/null -p /dev/null >"$SEEDS/args/outputs"
+	printf '%s\0' -n -H "$SEEDS/files/host-nested.dat" -g "l2=$SEEDS/files/guest-two.dat@2000.1,l2" \
+		--sync-max-error 10 >"$SEEDS/args/nested"
+}
+
+# The other file of a trace role: the host for a guest input and back.
+other_file()
+{
+	case $1 in
+	host) echo "$SEEDS/files/guest-step.dat" ;;
+	guest) echo "$SEEDS/files/host-step.dat" ;;
+	esac
+}
+
+fuzz_role()
+{
+	local role=$1 out=$FUZZ_DIR/out-$role
+
+	# The instrumentation is ASan's; AFL++ must not add its own limits.
+	# A failed malloc returns NULL, as it does outside ASan; no allocation
+	# stacks and a small quarantine keep the executions per second up.
+	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
+	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+		afl-fuzz -V "$SECONDS_EACH" -m none -t 5000 -i "$SEEDS/$role" -o "$out" \
+			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" $(other_file "$role") \
+			>"$FUZZ_DIR/afl-$role.log" 2>&1
+}
+
+report_role()
+{
+	local role=$1 stats=$FUZZ_DIR/out-$1/default/fuzzer_stats
+
+	[ -f "$stats" ] || { echo "$role: no fuzzer_stats (see $FUZZ_DIR/afl-$role.log)"; return; }
+	awk -v r="$role" -F' *: *' '
+		{ v[$1] = $2 }
+		END { printf "%s: %s executions in %s s (%s/s), %s crashes, %s hangs, %s paths\n", r,
+			v["execs_done"], v["run_time"], v["execs_per_sec"], v["saved_crashes"],
+			v["saved_hangs"], v["corpus_count"] }' "$stats"
+}
+
+main()
+{
+	local role pids=() n=0
+
+	[ -x "$DRIVER" ] || die "$DRIVER not built: make -C tools/tsc-merge fuzz-build"
+	command -v afl-fuzz >/dev/null || die "afl-fuzz missing: apt-get install afl++"
+	make_seeds
+	for role in $ROLES; do
+		fuzz_role "$role" &
+		pids+=($!)
+		n=$((n + 1))
+		# Two cores: two roles at a time.
+		if [ $((n % 2)) = 0 ]; then
+			wait "${pids[@]}"
+			pids=()
+		fi
+	done
+	wait "${pids[@]}"
+	for role in $ROLES; do
+		report_role "$role"
+	done
+}
+
+main

@@ -1,0 +1,101 @@
+#!/bin/bash
+# replay-fuzz.sh: replay every input the fuzzer once broke kvm-tsc-merge with (fuzz/regressions) under ASan and UBSan (KTAP).
+#
+# usage: replay-fuzz.sh [BUILD_DIR]   (default: build/tools of the project)
+#
+# Each saved input runs through fuzz/driver.c's plain build
+# (BUILD_DIR/fuzz/replay-driver) in the role named by its directory: host
+# or guest (the other file is made from fuzz/seeds with mktrace) or args.
+# It must end within TIME_LIMIT seconds, with no sanitizer report (a
+# failed malloc returns NULL, as outside ASan; leaks inside libtracecmd
+# and libtraceevent are theirs: fuzz/lsan.supp), with exit status 1 or 3
+# (2 too for args: a usage error), and a trace input's message must name
+# the file.
+
+set -u
+
+readonly TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+readonly TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
+readonly DRIVER=$BIN_DIR/fuzz/replay-driver
+readonly REGRESSIONS=$TESTS_DIR/../fuzz/regressions
+readonly SEEDS=$TESTS_DIR/../fuzz/seeds
+# Leaks of the libraries' own error paths are theirs (fuzz/README).
+readonly LSAN_SUPPRESSIONS=$TESTS_DIR/../fuzz/lsan.supp
+readonly TIME_LIMIT=20
+readonly KTAP_HELPERS=${KSRC:-$TOP_DIR/build/linux}/tools/testing/selftests/kselftest/ktap_helpers.sh
+
+if [ ! -f "$KTAP_HELPERS" ]; then
+	echo "replay-fuzz.sh: error: $KTAP_HELPERS missing: set KSRC to a kernel tree" >&2
+	exit 1
+fi
+. "$KTAP_HELPERS"
+
+WORK=
+cleanup()
+{
+	[ -n "$WORK" ] && rm -rf "$WORK"
+	return 0
+}
+
+other_file()
+{
+	case $1 in
+	host) echo "$WORK/guest-step.dat" ;;
+	guest) echo "$WORK/host-step.dat" ;;
+	esac
+}
+
+# replay ROLE FILE: one result.
+replay()
+{
+	local role=$1 file=$2 name status ok
+
+	name="$role/$(basename "$file")"
+	LSAN_OPTIONS=suppressions=$LSAN_SUPPRESSIONS \
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
+	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+		timeout "$TIME_LIMIT" "$DRIVER" "$role" $(other_file "$role") "$file" \
+		>/dev/null 2>"$WORK/stderr"
+	status=$?
+	case $role/$status in
+	args/[123] | host/[13] | guest/[13]) ok=1 ;;
+	*) ok= ;;
+	esac
+	if [ -n "$ok" ] && [ "$role" != args ] && ! grep -qF -- "$file" "$WORK/stderr"; then
+		echo "# $name: the message does not name the file"
+		ok=
+	fi
+	if grep -q "Sanitizer\|runtime error" "$WORK/stderr"; then
+		ok=
+	fi
+	[ -n "$ok" ] || { echo "# $name: exit status $status (124: over ${TIME_LIMIT}s)"; sed 's/^/#   /' "$WORK/stderr" | head -15; }
+	[ -n "$ok" ] && ktap_test_pass "$name: exit $status, the file named, no sanitizer report" ||
+		ktap_test_fail "$name: exit $status"
+}
+
+main()
+{
+	local inputs role f
+
+	ktap_print_header
+	if [ ! -x "$DRIVER" ] || [ ! -x "$BIN_DIR/mktrace" ]; then
+		ktap_skip_all "$DRIVER or mktrace not built: make -C tools/tsc-merge fuzz-build"
+		exit "$KSFT_SKIP"
+	fi
+	WORK=$(mktemp -d)
+	trap cleanup EXIT
+	for f in host-step guest-step; do
+		"$BIN_DIR/mktrace" -t "$TESTS_DIR/tracefs" -o "$WORK/$f.dat" "$SEEDS/$f.spec" ||
+			ktap_exit_fail_msg "mktrace failed on $f.spec"
+	done
+	inputs=$(find "$REGRESSIONS" -type f ! -name '*.txt' | sort)
+	ktap_set_plan "$(grep -c . <<<"$inputs")"
+	for f in $inputs; do
+		role=$(basename "$(dirname "$f")")
+		replay "$role" "$f"
+	done
+	ktap_finished
+}
+
+main "$@"
