@@ -71,7 +71,7 @@ static const char *format_info(struct info_cache *c, const struct merged_event *
 {
 	trace_seq_reset(&c->seq);
 	if (e->damaged)
-		trace_seq_printf(&c->seq, "[damaged: a %d-byte record its format does not fit]",
+		trace_seq_printf(&c->seq, "[damaged: a %d-byte record its format cannot print]",
 				 e->record->size);
 	else
 		tep_print_event(e->tep, &c->seq, e->record, "%s", TEP_PRINT_INFO);

@@ -64,7 +64,7 @@ static const char usage_text[] =
 "Exit status: 0 merged; 1 bad input; 2 bad usage; 3 merged, but some guest\n"
 "events fell outside every host run interval of their vCPU (marked '!'),\n"
 "fit two TSC steps after the guest's TSC was set back (marked '?'), or came\n"
-"out of host-time order, or some records did not fit their event format.\n";
+"out of host-time order, or some records were damaged (not printed).\n";
 
 struct options {
 	const char *host;
@@ -387,7 +387,7 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	if (finish_outputs(o, &out, host, vms, &stats, ret))
 		return EXIT_BAD_INPUT;
 	if (stats.outside || stats.ambiguous || stats.out_of_order || stats.damaged) {
-		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU (marked '!'), %llu fit more than one TSC step (marked '?'), %llu came out of order, %llu records did not fit their event format; see the summary\n",
+		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU (marked '!'), %llu fit more than one TSC step (marked '?'), %llu came out of order, %llu damaged records were not printed; see the summary\n",
 			(unsigned long long)stats.outside, (unsigned long long)stats.ambiguous,
 			(unsigned long long)stats.out_of_order, (unsigned long long)stats.damaged);
 		return EXIT_OUTSIDE;

@@ -175,35 +175,6 @@ static struct vcpu *track_host(struct merge *m, struct tep_record *r,
 	return v;
 }
 
-/*
- * Does every field of the record's format lie inside the record, and every
- * dynamic field's data (__data_loc: offset in the low 16 bits, length in
- * the high 16, from the field or, __rel_loc, from the field's end)?
- * libtraceevent 1.7.1 copies whatever the format says is there (found by
- * fuzzing: reads past the record, bus errors), so a record that does not
- * fit is counted and never printed.
- */
-static bool record_fits_format(struct tep_handle *tep, struct tep_event *ev,
-			       struct tep_record *r)
-{
-	struct tep_format_field *f;
-	unsigned long long loc, start;
-
-	if (!ev)
-		return false;
-	for (f = ev->format.fields; f; f = f->next) {
-		if ((unsigned int)f->offset + (unsigned int)f->size > (unsigned int)r->size)
-			return false;
-		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
-			continue;
-		loc = tep_read_number(tep, (char *)r->data + f->offset, f->size);
-		start = (loc & 0xffff) + (f->flags & TEP_FIELD_IS_RELATIVE ? f->offset + f->size : 0);
-		if (start + (loc >> 16) > (unsigned int)r->size)
-			return false;
-	}
-	return true;
-}
-
 static void count_guest(struct merge *m, struct stream *s, const struct merged_event *e)
 {
 	s->vcpu->guest_events++;
@@ -233,14 +204,18 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		.guest = s->guest,
 	};
 	struct host_ev ev;
+	enum damage damage;
 	int i;
 
 	if (s->key < m->last_key)
 		m->stats->out_of_order++;
-	if (!record_fits_format(s->tep, e.event, s->rec)) {
+	damage = record_damage(s->tep, e.event, s->rec);
+	if (damage != DAMAGE_NONE) {
 		if (!m->stats->damaged++)
-			fprintf(stderr, "%s: CPU %d: the record at TSC %llu does not fit its event format: the file is damaged there\n",
-				s->path, s->cpu, (unsigned long long)s->rec->ts);
+			fprintf(stderr, "%s: CPU %d: the record at TSC %llu %s: the file is damaged there\n",
+				s->path, s->cpu, (unsigned long long)s->rec->ts,
+				damage == DAMAGE_SHORT ? "does not fit its event format" :
+				"would make its print format divide by zero");
 		e.damaged = true;
 	}
 	m->last_key = s->key;

@@ -147,7 +147,7 @@ struct merged_event {
 	const struct host_ev *host;	/* host events: as decoded */
 	bool outside;
 	bool ambiguous;
-	bool damaged;			/* does not fit its format: never printed */
+	bool damaged;			/* record_damage(): never printed */
 	bool was_running;		/* host: the vCPU ran before this event */
 };
 
@@ -264,12 +264,21 @@ struct merge_stats {
 	uint64_t outside;
 	uint64_t ambiguous;
 	uint64_t out_of_order;
-	uint64_t damaged;
+	uint64_t damaged;		/* records record_damage() refused */
 };
 
 int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
 		 struct merge_stats *stats, bool progress);
+
+/* damage.c: records libtraceevent cannot print safely */
+enum damage {
+	DAMAGE_NONE,
+	DAMAGE_SHORT,			/* shorter than its format says */
+	DAMAGE_DIVISION,		/* its print format would divide by zero */
+};
+
+enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
 
 /* info.c */
 struct info_cache;

@@ -65,7 +65,7 @@ fuzz_role()
 	# The instrumentation is ASan's; AFL++ must not add its own limits.
 	# A failed malloc returns NULL, as it does outside ASan; no allocation
 	# stacks and a small quarantine keep the executions per second up.
-	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		afl-fuzz -V "$SECONDS_EACH" -m none -t 5000 -i "$SEEDS/$role" -o "$out" \

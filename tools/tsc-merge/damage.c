@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * damage.c: keep records that libtraceevent 1.7.1 cannot print safely away
+ * from its printing. Fuzzing found two kinds (fuzz/README): a record
+ * shorter than its event format says, which it copies past (bus errors),
+ * and a print format that divides by a value that is zero in the record,
+ * which it evaluates (SIGFPE). Both mean a damaged file; the merge counts
+ * such records and names the first, and no sink prints them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+
+#define DIVISION_SLOTS 256
+
+/* Whether an event's print format divides at all, remembered per event. */
+struct division_slot {
+	const struct tep_event *event;
+	bool divides;
+};
+
+static struct division_slot division_cache[DIVISION_SLOTS];
+
+/*
+ * Does every field of the format lie inside the record, and every dynamic
+ * field's data (__data_loc: offset in the low 16 bits, length in the high
+ * 16, from the record or, __rel_loc, from the field's end)?
+ */
+static bool fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
+{
+	struct tep_format_field *f;
+	unsigned long long loc, start;
+
+	for (f = ev->format.fields; f; f = f->next) {
+		if ((unsigned int)f->offset + (unsigned int)f->size > (unsigned int)r->size)
+			return false;
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		loc = tep_read_number(tep, (char *)r->data + f->offset, f->size);
+		start = (loc & 0xffff) + (f->flags & TEP_FIELD_IS_RELATIVE ? f->offset + f->size : 0);
+		if (start + (loc >> 16) > (unsigned int)r->size)
+			return false;
+	}
+	return true;
+}
+
+static bool is_division(const struct tep_print_arg *a)
+{
+	return a->type == TEP_PRINT_OP && a->op.op &&
+	       (!strcmp(a->op.op, "/") || !strcmp(a->op.op, "%"));
+}
+
+/* Calls @fn on each argument directly inside @a. */
+static bool any_child(struct tep_print_arg *a, bool (*fn)(struct tep_print_arg *, void *),
+		      void *data)
+{
+	struct tep_print_arg *c;
+
+	switch (a->type) {
+	case TEP_PRINT_OP:
+		return (a->op.left && fn(a->op.left, data)) || (a->op.right && fn(a->op.right, data));
+	case TEP_PRINT_TYPE:
+		return a->typecast.item && fn(a->typecast.item, data);
+	case TEP_PRINT_FLAGS:
+		return a->flags.field && fn(a->flags.field, data);
+	case TEP_PRINT_SYMBOL:
+		return a->symbol.field && fn(a->symbol.field, data);
+	case TEP_PRINT_HEX:
+	case TEP_PRINT_HEX_STR:
+		return (a->hex.field && fn(a->hex.field, data)) || (a->hex.size && fn(a->hex.size, data));
+	case TEP_PRINT_INT_ARRAY:
+		return (a->int_array.field && fn(a->int_array.field, data)) ||
+		       (a->int_array.count && fn(a->int_array.count, data)) ||
+		       (a->int_array.el_size && fn(a->int_array.el_size, data));
+	case TEP_PRINT_FUNC:
+		for (c = a->func.args; c; c = c->next)
+			if (fn(c, data))
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+static bool has_division(struct tep_print_arg *a, void *unused)
+{
+	return is_division(a) || any_child(a, has_division, NULL);
+}
+
+static bool format_divides(struct tep_event *ev)
+{
+	struct division_slot *s = &division_cache[((uintptr_t)ev / 64) % DIVISION_SLOTS];
+	struct tep_print_arg *a;
+
+	if (s->event == ev)
+		return s->divides;
+	s->event = ev;
+	s->divides = false;
+	for (a = ev->print_fmt.args; a && !s->divides; a = a->next)
+		s->divides = has_division(a, NULL);
+	return s->divides;
+}
+
+struct record_ref {
+	struct tep_handle *tep;
+	struct tep_event *event;
+	struct tep_record *record;
+};
+
+/* A divisor that is a constant or a field can be read; anything else is refused. */
+static bool divisor_is_zero(const struct record_ref *ref, const struct tep_print_arg *d)
+{
+	struct tep_format_field *f;
+
+	if (d->type == TEP_PRINT_ATOM)
+		return !d->atom.atom || !strtoull(d->atom.atom, NULL, 0);
+	if (d->type != TEP_PRINT_FIELD)
+		return true;
+	f = d->field.field ? d->field.field : tep_find_any_field(ref->event, d->field.name);
+	return !f || !tep_read_number(ref->tep, (char *)ref->record->data + f->offset, f->size);
+}
+
+static bool divides_by_zero(struct tep_print_arg *a, void *data)
+{
+	if (is_division(a) && (!a->op.right || divisor_is_zero(data, a->op.right)))
+		return true;
+	return any_child(a, divides_by_zero, data);
+}
+
+enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
+{
+	struct record_ref ref = { tep, ev, r };
+	struct tep_print_arg *a;
+
+	if (!ev || !fits_format(tep, ev, r))
+		return DAMAGE_SHORT;
+	if (!format_divides(ev))
+		return DAMAGE_NONE;
+	for (a = ev->print_fmt.args; a; a = a->next)
+		if (divides_by_zero(a, &ref))
+			return DAMAGE_DIVISION;
+	return DAMAGE_NONE;
+}
