@@ -44,6 +44,9 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/svm_nested_leave_tsc_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
 CHECKS := tools fuzz-replay series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+# kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
+CHURN := 1000 10000
+DEBUG_CHURN := 100 1000
 
 all: kernel module selftests tools
 
@@ -145,8 +148,8 @@ $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/result.sh run $@ scripts/tests/vmtest-test.sh
 
 $(RESULTS)/vm.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/module/kvm_tsc_probe.ko FORCE
-	scripts/result.sh run $@ env VMTEST_DIR=$(BUILD)/vm-test \
-		scripts/vmtest.sh sh scripts/vm-checks.sh build/module/kvm_tsc_probe.ko
+	scripts/result.sh run $@ env VMTEST_DIR=$(BUILD)/vm-test VMTEST_TIMEOUT=1800 \
+		scripts/vmtest.sh sh scripts/vm-checks.sh build/module/kvm_tsc_probe.ko --churn $(CHURN)
 
 # The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
 # scaling; the probe's load cycles (not done after 5 minutes there) run
@@ -157,12 +160,15 @@ $(RESULTS)/vm-vmx.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/modul
 		VMTEST_FILES="build/selftests-install build/module scripts/vm-checks.sh" \
 		scripts/vmtest.sh sh scripts/vm-checks.sh build/module/kvm_tsc_probe.ko --suites-only
 
-# The debug kernel runs the suites with the probe watching; the module's
-# load/unload checks, slow under KASAN, run on the test kernel only.
+# The debug kernel runs the suites with the probe watching, and the probe's
+# churn with fewer cycles and VMs: under KASAN and TCG each costs several
+# times what it does on the test kernel. The other load/unload checks run on
+# the test kernel only.
 $(RESULTS)/vm-debug.tap: ksft $(BUILD)/kernel-debug/arch/x86/boot/bzImage \
 		$(BUILD)/module-debug/kvm_tsc_probe.ko FORCE
-	scripts/result.sh run $@ env KERNEL_VARIANT=debug VMTEST_DIR=$(BUILD)/vm-debug \
-		scripts/vmtest.sh sh scripts/vm-checks.sh build/module-debug/kvm_tsc_probe.ko --suites-only
+	scripts/result.sh run $@ env KERNEL_VARIANT=debug VMTEST_DIR=$(BUILD)/vm-debug VMTEST_TIMEOUT=1800 \
+		scripts/vmtest.sh sh scripts/vm-checks.sh build/module-debug/kvm_tsc_probe.ko --suites-only \
+		--churn $(DEBUG_CHURN)
 
 $(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/result.sh run $@ scripts/tests/merge-e2e-test.sh

@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm-checks.sh: what `make check` runs inside the test VM: every kselftest collection, with kvm_tsc_probe watching them.
 #
-# usage: vm-checks.sh PROBE_KO [--suites-only]
+# usage: vm-checks.sh PROBE_KO [--suites-only] [--churn CYCLES VMS]
 #
 # Runs from /ktt under busybox sh (see vmtest.sh). The probe is loaded
 # first, so that it sees every event the collections cause. The runner
@@ -10,8 +10,10 @@
 # themselves. --suites-only (the debug kernel, and Bochs, where a guest
 # second costs a minute) runs the test suites, that first test and the test
 # module's tests, not the probe's load cycles, which QEMU's run of the test
-# kernel covers. Prints kselftest's TAP, where failures are the "not ok"
-# lines: 6.12's run_kselftest.sh exits 0 whatever the tests did.
+# kernel covers. --churn runs the probe's churn test (cycles_test.sh) with
+# CYCLES load/unload cycles and VMS VMs, with --suites-only too. Prints
+# kselftest's TAP, where failures are the "not ok" lines: 6.12's
+# run_kselftest.sh exits 0 whatever the tests did.
 
 readonly KSFT=build/selftests-install
 readonly COLLECTIONS="kvm kvm-tsc-trace kvm_tsc_probe"
@@ -22,6 +24,20 @@ for c in $COLLECTIONS; do
 		{ echo "Bail out! $KSFT/kselftest-list.txt has no $c collection: run 'make ksft'"; exit 1; }
 done
 ko=$1
+suites_only=
+churn=
+shift
+while [ $# -gt 0 ]; do
+	case $1 in
+	--suites-only) suites_only=1; shift ;;
+	--churn)
+		[ $# -ge 3 ] || { echo "Bail out! --churn needs CYCLES and VMS"; exit 1; }
+		export CHURN_CYCLES="$2" CHURN_VMS="$3"
+		churn="-t kvm_tsc_probe:cycles_test.sh"
+		shift 3 ;;
+	*) echo "Bail out! unknown option $1"; exit 1 ;;
+	esac
+done
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 # The modules built for the kernel that runs, not the copies installed with
 # the tests (the test kernel's).
@@ -29,10 +45,11 @@ export KVM_TSC_PROBE_KO="/ktt/$ko"
 export TEST_KVM_TSC_KO="/ktt/${ko%/*}/test_kvm_tsc.ko"
 # The test kernel has the series and a vendor module: their absence fails.
 export KTT_TEST_KERNEL=1
-if [ "${2:-}" = --suites-only ]; then
+if [ -n "$suites_only" ]; then
+	# shellcheck disable=SC2086 # $churn is one option and its value
 	set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh \
 		-t kvm_tsc_probe:tsc_events_test.sh -t kvm_tsc_probe:tsc_failure_test.sh \
-		-t kvm_tsc_probe:tsc_loads_test.sh
+		-t kvm_tsc_probe:tsc_loads_test.sh $churn
 else
 	set --
 fi

@@ -1,9 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# cycles_test.sh: 100 kvm_tsc_probe load/unload cycles while a VM writes TSC values leave no memory behind.
+# cycles_test.sh: kvm_tsc_probe under churn: load/unload cycles while two processes create and destroy VMs writing TSC values leave no memory behind, and 10000 VMs with it loaded keep its table at its cap with no violation.
 #
-# tsc_writer (from the kvm-tsc-trace collection) keeps a VM writing
-# IA32_TSC, so probes fire while they are registered and unregistered.
+# Two tsc_writer processes (from the kvm-tsc-trace collection) keep
+# creating VMs, writing IA32_TSC on their vCPUs and destroying them, so
+# probes fire while they are registered and unregistered. Then, with the
+# probe loaded, a third creates and destroys CHURN_VMS VMs of two vCPUs:
+# far more vCPUs than its table holds, so it evicts, and its memory is the
+# table it allocated at load. kmemleak, where the kernel has it, must find
+# nothing new after all of it. CHURN_CYCLES (default 100) and CHURN_VMS
+# (default 10000) set the counts.
 
 # 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
 # dash and bash all have it.
@@ -15,10 +21,13 @@ TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=probe_lib.sh
 . "$TEST_DIR/probe_lib.sh"
 
-readonly CYCLES=100
+readonly CYCLES=${CHURN_CYCLES:-100}
+readonly VMS=${CHURN_VMS:-10000}
 readonly WARMUP=10
-readonly WRITER_SECONDS=600
-WRITER_PID=
+readonly WRITER_SECONDS=3600
+# As many VMs as the writers can make in their time: they churn until stopped.
+readonly WRITER_VMS=1000000000
+WRITER_PIDS=
 TABLE_KB=0
 LOADED=0
 
@@ -32,22 +41,39 @@ load_unload()
 	insmod "$PROBE_KO" && rmmod "$PROBE"
 }
 
-start_writer()
+start_writers()
 {
-	"$TSC_WRITER" "$WRITER_SECONDS" >/dev/null &
-	WRITER_PID=$!
+	local i
+
+	for i in 1 2; do
+		"$TSC_WRITER" "$WRITER_SECONDS" "$WRITER_VMS" >/dev/null &
+		WRITER_PIDS="$WRITER_PIDS $!"
+	done
 }
 
-writer_alive()
+writers_alive()
 {
-	kill -0 "$WRITER_PID" 2>/dev/null
+	local pid
+
+	for pid in $WRITER_PIDS; do
+		kill -0 "$pid" 2>/dev/null || return 1
+	done
 }
 
-stop_writer()
+stop_writers()
 {
-	kill "$WRITER_PID" 2>/dev/null
-	wait "$WRITER_PID" 2>/dev/null
-	WRITER_PID=
+	local pid
+
+	for pid in $WRITER_PIDS; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	WRITER_PIDS=
+}
+
+counter()
+{
+	sed -n "s/^$1 //p" "$DEBUGFS/counters"
 }
 
 # The writer's TSC writes reach the module: count them for a second. The
@@ -58,10 +84,10 @@ events_reach_probe()
 
 	insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
 	sleep 1
-	offsets=$(sed -n 's/^kvm_write_tsc_offset //p' "$DEBUGFS/counters")
-	TABLE_KB=$(($(sed -n 's/^table_bytes //p' "$DEBUGFS/counters") / 1024))
+	offsets=$(counter kvm_write_tsc_offset)
+	TABLE_KB=$(($(counter table_bytes) / 1024))
 	unload_probe || ktap_exit_fail_msg "cannot unload $PROBE"
-	ktap_print_msg "${offsets:-0} kvm_write_tsc_offset events in a second of tsc_writer"
+	ktap_print_msg "${offsets:-0} kvm_write_tsc_offset events in a second of two tsc_writers"
 	[ "${offsets:-0}" -gt 0 ]
 }
 
@@ -95,12 +121,28 @@ memory_stays()
 	[ "$GROWTH" -lt $(((CYCLES - WARMUP) * TABLE_KB / 4)) ]
 }
 
+# VMS VMs made and destroyed with the probe loaded, the churning writers
+# stopped: its table stays the size it was allocated at, it evicts the
+# vCPUs beyond it, and no write breaks the event contract.
+vms_with_probe_loaded()
+{
+	local bytes start made
+
+	insmod "$PROBE_KO" || { print_probe_messages; return 1; }
+	bytes=$(counter table_bytes)
+	start=$(date +%s)
+	made=$("$TSC_WRITER" "$WRITER_SECONDS" "$VMS" | sed -n 's/.* in \([0-9]*\) VMs$/\1/p')
+	ktap_print_msg "$made VMs in $(($(date +%s) - start)) s: table $bytes bytes at load," \
+		"$(counter table_bytes) after; $(counter table_size) entries, $(counter evictions) evictions," \
+		"$(counter violations) violations, $(counter kvm_write_tsc_offset) kvm_write_tsc_offset"
+	[ "${made:-0}" = "$VMS" ] && [ "$(counter table_bytes)" = "$bytes" ] &&
+		[ "$(counter violations)" = 0 ] && [ "$(counter evictions)" -gt 0 ]
+}
+
 # However the test ends: no writer left running, no probe left loaded.
 clean_up()
 {
-	if [ -n "$WRITER_PID" ]; then
-		stop_writer
-	fi
+	stop_writers
 	unload_if_loaded "$PROBE"
 }
 
@@ -110,13 +152,18 @@ require_probe_unloaded
 require_debugfs
 require_dev_kvm
 [ -x "$TSC_WRITER" ] || skip_all "$TSC_WRITER is missing: install the kvm-tsc-trace collection beside this one, or set TSC_WRITER"
-ktap_set_plan 4
+ktap_set_plan 6
 trap clean_up EXIT
 trap 'exit 1' INT TERM
-start_writer
-ktap_test_result "TSC writes of tsc_writer's VM reach $PROBE" events_reach_probe
+clear_kmemleak
+start_writers
+ktap_test_result "TSC writes of two VM-churning tsc_writers reach $PROBE" events_reach_probe
 cycle
 ktap_test_result "$CYCLES load/unload cycles succeed and leave $PROBE unloaded" cycles_done
 ktap_test_result "VmallocUsed grows by less than a quarter table per cycle after $WARMUP" memory_stays
-ktap_test_result "tsc_writer keeps running through the cycles" writer_alive
+ktap_test_result "both tsc_writers keep creating VMs through the cycles" writers_alive
+stop_writers
+ktap_test_result "$VMS VMs with $PROBE loaded: its table stays as allocated, it evicts, no violation" \
+	vms_with_probe_loaded
+check_kmemleak
 ktap_finished

@@ -15,6 +15,7 @@
 readonly PROBE=kvm_tsc_probe
 readonly DEBUGFS_ROOT=/sys/kernel/debug
 readonly DEBUGFS=$DEBUGFS_ROOT/$PROBE
+readonly KMEMLEAK=$DEBUGFS_ROOT/kmemleak
 readonly PROBE_KO="${KVM_TSC_PROBE_KO:-$TEST_DIR/$PROBE.ko}"
 readonly TSC_WRITER="${TSC_WRITER:-$TEST_DIR/../kvm-tsc-trace/tsc_writer}"
 
@@ -130,6 +131,39 @@ repeat_until_failure()
 		i=$((i + 1))
 	done
 	echo "$i"
+}
+
+# kmemleak reports an object once it is 5 s old and unreferenced at a scan.
+kmemleak_finds_nothing()
+{
+	local nr
+
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	echo scan >"$KMEMLEAK"
+	nr=$(grep -c '^unreferenced object' "$KMEMLEAK")
+	[ "$nr" = 0 ] && return 0
+	ktap_print_msg "$nr objects kmemleak suspects, the first:"
+	head -n 20 "$KMEMLEAK" | sed 's/^/#   /'
+	return 1
+}
+
+# Forget what kmemleak suspected before, so that only new reports count.
+clear_kmemleak()
+{
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK"
+	echo clear >"$KMEMLEAK"
+}
+
+# One result: kmemleak's new suspects, or a skip where the kernel has none.
+check_kmemleak()
+{
+	if [ -w "$KMEMLEAK" ]; then
+		ktap_test_result "kmemleak finds no new leak" kmemleak_finds_nothing
+	else
+		ktap_test_skip "kmemleak finds no new leak: this kernel has no kmemleak"
+	fi
 }
 
 # Prints the KTAP header and skips unless modules can be loaded at all.

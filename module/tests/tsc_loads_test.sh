@@ -27,7 +27,6 @@ readonly WARMUP=10
 # vCPUs costs more than ten times this in either counter.
 readonly SLAB_KB_PER_LOAD=4
 readonly VMALLOC_KB_PER_LOAD=4
-readonly KMEMLEAK=$DEBUGFS_ROOT/kmemleak
 DONE=0
 SLAB_BEFORE=0
 SLAB_AFTER=0
@@ -100,30 +99,6 @@ vmalloc_stays()
 	within_noise $((VMALLOC_AFTER - VMALLOC_BEFORE)) $VMALLOC_KB_PER_LOAD
 }
 
-# kmemleak reports an object once it is 5 s old and unreferenced at a scan.
-kmemleak_finds_nothing()
-{
-	local nr
-
-	sleep 6
-	echo scan >"$KMEMLEAK"
-	echo scan >"$KMEMLEAK"
-	nr=$(grep -c '^unreferenced object' "$KMEMLEAK")
-	[ "$nr" = 0 ] && return 0
-	ktap_print_msg "$nr objects kmemleak suspects, the first:"
-	head -n 20 "$KMEMLEAK" | sed 's/^/#   /'
-	return 1
-}
-
-# Forget what kmemleak suspected before, so that only new reports count.
-clear_kmemleak()
-{
-	[ -w "$KMEMLEAK" ] || return 0
-	echo scan >"$KMEMLEAK"
-	echo clear >"$KMEMLEAK"
-}
-
-
 start_test
 require_test_module
 ktap_set_plan 4
@@ -142,9 +117,5 @@ else
 fi
 ktap_test_result "VmallocUsed grows by less than $VMALLOC_KB_PER_LOAD kB a load after $WARMUP" \
 	vmalloc_stays
-if [ -w "$KMEMLEAK" ]; then
-	ktap_test_result "kmemleak finds no new leak" kmemleak_finds_nothing
-else
-	ktap_test_skip "kmemleak finds no new leak: this kernel has no kmemleak"
-fi
+check_kmemleak
 ktap_finished
