@@ -13,7 +13,7 @@
 set -u
 
 readonly FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
-readonly BIN_DIR=${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}
+readonly BIN_DIR=$(cd "${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}" && pwd)
 readonly SECONDS_EACH=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}
 shift 2
 readonly FUZZ_DIR=$BIN_DIR/fuzz
@@ -61,6 +61,10 @@ other_file()
 fuzz_role()
 {
 	local role=$1 out=$FUZZ_DIR/out-$role
+
+	# The argument role writes whatever paths its inputs name: from here.
+	mkdir -p "$FUZZ_DIR/cwd-$role"
+	cd "$FUZZ_DIR/cwd-$role" || return 1
 
 	# The instrumentation is ASan's; AFL++ must not add its own limits.
 	# A failed malloc returns NULL, as it does outside ASan; no allocation
