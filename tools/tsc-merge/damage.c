@@ -5,7 +5,8 @@
  * shorter than its event format says, which it copies past (bus errors),
  * and a print format that divides by a value that is zero in the record,
  * which it evaluates (SIGFPE). Both mean a damaged file; the merge counts
- * such records and names the first, and no sink prints them.
+ * such records and names the first, no sink prints them, and the host's
+ * events are decoded only from records that fit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,10 @@ static struct division_slot division_cache[DIVISION_SLOTS];
 /*
  * Does every field of the format lie inside the record, and every dynamic
  * field's data (__data_loc: offset in the low 16 bits, length in the high
- * 16, from the record or, __rel_loc, from the field's end)?
+ * 16, from the record or, __rel_loc, from the field's end)? Nothing may
+ * read a field of a record that does not.
  */
-static bool fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
+bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
 {
 	struct tep_format_field *f;
 	unsigned long long loc, start;
@@ -133,7 +135,7 @@ enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct t
 	struct record_ref ref = { tep, ev, r };
 	struct tep_print_arg *a;
 
-	if (!ev || !fits_format(tep, ev, r))
+	if (!ev || !record_fits_format(tep, ev, r))
 		return DAMAGE_SHORT;
 	if (!format_divides(ev))
 		return DAMAGE_NONE;

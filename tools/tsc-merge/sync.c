@@ -96,14 +96,14 @@ static uint64_t new_trace_id(void)
 	return id;
 }
 
-static char *join_path(const char *dir, const char *prefix, const char *path,
-		       const char *suffix)
+/* DIR/NAME for an input at .../NAME. */
+static char *out_path(const char *dir, const char *path)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	size_t len = strlen(dir) + strlen(prefix) + strlen(base) + strlen(suffix) + 2;
+	size_t len = strlen(dir) + strlen(base) + 2;
 	char *p = xcalloc(len, 1);
 
-	snprintf(p, len, "%s/%s%s%s", dir, prefix, base, suffix);
+	snprintf(p, len, "%s/%s", dir, base);
 	return p;
 }
 
@@ -114,7 +114,7 @@ static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *p
 
 	if (td_open(&f->td, path))
 		return -1;
-	f->out = join_path(s->dir, "", path, "");
+	f->out = out_path(s->dir, path);
 	f->trace_id = f->td.trace_id ? f->td.trace_id : new_trace_id();
 	if (stat(f->out, &st)) {
 		if (errno == ENOENT)

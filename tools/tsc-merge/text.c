@@ -153,8 +153,9 @@ static void put_number(struct line *l, uint64_t v, size_t digits, size_t width, 
 static void put_signed(struct line *l, int v, size_t width, bool left)
 {
 	char buf[16];
+	int n = snprintf(buf, sizeof(buf), "%d", v);
 
-	put_string(l, (snprintf(buf, sizeof(buf), "%d", v), buf), width, left);
+	put_field(l, buf, n, width, left);
 }
 
 /* Seconds, exact to the nanosecond, when the host TSC rate is known. */
@@ -176,12 +177,13 @@ static void print_source(struct text_sink *t, const struct merged_event *e)
 {
 	char buf[64];
 
-	if (!e->guest)
+	if (!e->guest) {
 		put_string(&t->line, "host", 10, true);
-	else
-		put_string(&t->line, (snprintf(buf, sizeof(buf), "%s:%d%s%s", e->guest->name,
-						e->cpu, e->outside ? "!" : "",
-						e->ambiguous ? "?" : ""), buf), 10, true);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s:%d%s%s", e->guest->name, e->cpu,
+		 e->outside ? "!" : "", e->ambiguous ? "?" : "");
+	put_string(&t->line, buf, 10, true);
 }
 
 static void print_column(struct text_sink *t, enum column col,

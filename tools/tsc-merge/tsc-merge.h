@@ -278,6 +278,7 @@ enum damage {
 	DAMAGE_DIVISION,		/* its print format would divide by zero */
 };
 
+bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
 enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
 
 /* info.c */
