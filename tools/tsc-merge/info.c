@@ -9,7 +9,8 @@
  * traces repeat themselves (the same task switch, the same exit at the same
  * guest rip): a record whose bytes equal those of a recent one of the same
  * format gets that one's text. The cache has a fixed number of slots, so
- * memory stays the same however long the trace is.
+ * memory stays bounded however long the trace is; a slot is allocated when
+ * first filled, so a short trace does not pay for all of them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ struct info_slot {
 
 struct info_cache {
 	struct trace_seq seq;
-	struct info_slot *slots;
+	struct info_slot **slots;
 	uint64_t hits;
 	uint64_t misses;
 };
@@ -46,9 +47,13 @@ struct info_cache *info_cache_new(void)
 
 void info_cache_free(struct info_cache *c)
 {
+	unsigned int i;
+
 	if (!c)
 		return;
 	trace_seq_destroy(&c->seq);
+	for (i = 0; i < INFO_SLOTS; i++)
+		free(c->slots[i]);
 	free(c->slots);
 	free(c);
 }
@@ -88,15 +93,16 @@ const char *info_text(struct info_cache *c, const struct merged_event *e, unsign
 	struct tep_handle *tep = e->tep;
 	struct tep_record *r = e->record;
 	unsigned int size = r->size;
-	struct info_slot *s;
+	struct info_slot **slot, *s;
 	const char *text;
 
 	if (size > INFO_MAX_KEY) {
 		c->misses++;
 		return format_info(c, e, len);
 	}
-	s = &c->slots[hash_record(tep, r->data, size)];
-	if (s->tep == tep && s->key_len == size && !memcmp(s->key, r->data, size)) {
+	slot = &c->slots[hash_record(tep, r->data, size)];
+	s = *slot;
+	if (s && s->tep == tep && s->key_len == size && !memcmp(s->key, r->data, size)) {
 		c->hits++;
 		*len = s->text_len;
 		return s->text;
@@ -105,6 +111,8 @@ const char *info_text(struct info_cache *c, const struct merged_event *e, unsign
 	text = format_info(c, e, len);
 	if (*len >= INFO_MAX_TEXT)
 		return text;
+	if (!s)
+		s = *slot = xrealloc(NULL, 1, sizeof(*s));
 	s->tep = tep;
 	s->key_len = size;
 	memcpy(s->key, r->data, size);

@@ -12,23 +12,6 @@
 
 #include "tsc-merge.h"
 
-/* The bytes every trace.dat starts with, to tell "not one" from "damaged". */
-static const char trace_dat_magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-
-static bool has_magic(const char *path)
-{
-	char buf[sizeof(trace_dat_magic)];
-	int fd = open(path, O_RDONLY);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = read(fd, buf, sizeof(buf)) == sizeof(buf) &&
-	     !memcmp(buf, trace_dat_magic, sizeof(buf));
-	close(fd);
-	return ok;
-}
-
 /* libtracecmd says why it failed only on its own log; name the file here. */
 static int check_readable(const char *path)
 {
@@ -130,16 +113,13 @@ int trace_file_open(struct trace_file *tf, const char *path)
 {
 	memset(tf, 0, sizeof(*tf));
 	tf->path = path;
-	if (check_readable(path))
+	if (check_readable(path) || td_check_sizes(path))
 		return -1;
 	/* No plugins: "info" is what the kernel's own print format says. */
 	tf->handle = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!tf->handle) {
-		if (has_magic(path))
-			fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: libtracecmd cannot read it\n",
-				path);
-		else
-			fprintf(stderr, "%s: not a trace-cmd trace.dat file\n", path);
+		fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: libtracecmd cannot read it\n",
+			path);
 		return -1;
 	}
 	/* Raw timestamps, even if a trace-cmd agent stored a time shift. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tdfile.c: read the option sections of a version-7 trace.dat and write a
- * copy with one more section appended.
+ * tdfile.c: read a trace.dat's file header and the option sections of
+ * version 7, and write a copy with one more section appended.
  *
  * In version 7 the options live in a chain of sections: the file header
  * gives the offset of the first, and each ends with a DONE option whose
@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,7 +23,6 @@
 #include "tsc-merge.h"
 
 #define OPTION_DONE		0
-#define SECTION_FL_COMPRESS	1
 #define SECTION_HEADER_SIZE	16	/* u16 id, u16 flags, u32 desc, u64 size */
 #define OPTION_HEADER_SIZE	6	/* u16 id, u32 size */
 #define HEADER_READ		4096
@@ -30,13 +30,26 @@
 
 static const char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 
+/* The file is a trace.dat whose structure does not hold: say what. */
+int td_damaged(const struct td_file *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: ", f->path);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
 static int td_error(const struct td_file *f, const char *what)
 {
 	fprintf(stderr, "%s: %s\n", f->path, what);
 	return -1;
 }
 
-static uint64_t get_number(const struct td_file *f, const unsigned char *p, int bytes)
+uint64_t td_number(const struct td_file *f, const unsigned char *p, int bytes)
 {
 	uint64_t v = 0;
 	int i;
@@ -54,15 +67,15 @@ static void put_number(const struct td_file *f, unsigned char *p, uint64_t v, in
 		p[f->big_endian ? bytes - 1 - i : i] = v >> (8 * i);
 }
 
-static int read_at(const struct td_file *f, uint64_t off, void *buf, size_t len)
+int td_read_at(const struct td_file *f, uint64_t off, void *buf, size_t len)
 {
 	ssize_t n;
 
 	if (off > f->size || len > f->size - off)
-		return td_error(f, "cut short: an option section points past the end of the file");
+		return td_damaged(f, "a section points past the end of the file");
 	n = pread(f->fd, buf, len, off);
 	if (n != (ssize_t)len)
-		return td_error(f, n < 0 ? strerror(errno) : "cut short while reading its options");
+		return n < 0 ? td_error(f, strerror(errno)) : td_damaged(f, "it ends inside a section");
 	return 0;
 }
 
@@ -73,15 +86,18 @@ static int skip_string(const struct td_file *f, const unsigned char *buf, size_t
 	const unsigned char *end = memchr(buf + *pos, '\0', len - *pos);
 
 	if (!end)
-		return td_error(f, "not a trace.dat header: a string runs on");
+		return td_damaged(f, "a string of its header runs on");
 	if (str)
 		*str = (const char *)buf + *pos;
 	*pos = end - buf + 1;
 	return 0;
 }
 
-/* Magic, version, endianness, long size, page size, compression, options. */
-static int read_header(struct td_file *f, uint64_t *first)
+/*
+ * Magic, version, endianness, long size, page size; in version 7 also the
+ * compression and the offset of the first option section.
+ */
+static int read_header(struct td_file *f)
 {
 	unsigned char buf[HEADER_READ];
 	size_t len = f->size < sizeof(buf) ? f->size : sizeof(buf);
@@ -94,113 +110,149 @@ static int read_header(struct td_file *f, uint64_t *first)
 		return td_error(f, "not a trace-cmd trace.dat file");
 	if (skip_string(f, buf, len, &pos, &version))
 		return -1;
-	if (!strcmp(version, "6")) {
-		fprintf(stderr, "%s: a version 6 trace.dat holds its options before the events, so nothing can be added; convert it first: trace-cmd convert --file-version 7 -i %s -o NEW.dat\n",
-			f->path, f->path);
-		return -1;
-	}
-	if (strcmp(version, "7")) {
+	if (strcmp(version, "6") && strcmp(version, "7")) {
 		fprintf(stderr, "%s: trace.dat version '%s', not 6 or 7\n", f->path, version);
 		return -1;
 	}
+	f->version = *version - '0';
 	if (pos + 6 > len)
-		return td_error(f, "cut short in its header");
+		return td_damaged(f, "it ends inside its header");
 	f->big_endian = buf[pos];
 	pos += 6;			/* endianness, long size, page size */
+	if (f->version == 6) {
+		f->header_end = pos;
+		return 0;
+	}
 	if (skip_string(f, buf, len, &pos, NULL) ||	/* compression */
 	    skip_string(f, buf, len, &pos, NULL))	/* its version */
 		return -1;
 	if (pos + 8 > len)
-		return td_error(f, "cut short in its header");
-	*first = get_number(f, buf + pos, 8);
+		return td_damaged(f, "it ends inside its header");
+	f->first_options = td_number(f, buf + pos, 8);
+	f->header_end = pos + 8;
 	return 0;
 }
 
-static void note_option(struct td_file *f, unsigned int id, const unsigned char *data,
-			uint32_t size)
+static int note_option(struct td_file *f, unsigned int id, const unsigned char *data,
+		       uint32_t size)
 {
 	if (id == TD_OPTION_TRACEID && size >= 8)
-		f->trace_id = get_number(f, data, 8);
+		f->trace_id = td_number(f, data, 8);
 	else if (id == TD_OPTION_TIME_SHIFT)
 		f->has_time_shift = true;
 	else if (id == TD_OPTION_GUEST)
 		f->has_guest = true;
+	return 0;
 }
 
-/* The options of the section at @off; *@next: the DONE option's link. */
-static int read_section(struct td_file *f, uint64_t off, uint64_t *next)
+/*
+ * Give each option of the section at @off to @visit; *@next: the DONE
+ * option's link. A compressed section is not read: its offset is noted in
+ * f->compressed_options and the walk ends there.
+ */
+static int read_section(struct td_file *f, uint64_t off, td_option_fn visit, uint64_t *next)
 {
 	unsigned char hdr[SECTION_HEADER_SIZE], *data;
 	uint64_t size, pos = 0;
 	int ret = -1;
 
-	if (read_at(f, off, hdr, sizeof(hdr)))
+	*next = 0;
+	if (td_read_at(f, off, hdr, sizeof(hdr)))
 		return -1;
-	if (get_number(f, hdr, 2) != OPTION_DONE)
-		return td_error(f, "an option section link points at something else");
-	if (get_number(f, hdr + 2, 2) & SECTION_FL_COMPRESS) {
-		fprintf(stderr, "%s: its options are compressed; write an uncompressed copy first: trace-cmd convert --compression none -i %s -o NEW.dat\n",
-			f->path, f->path);
-		return -1;
+	if (td_number(f, hdr, 2) != OPTION_DONE)
+		return td_damaged(f, "an option section link points at something else");
+	size = td_number(f, hdr + 8, 8);
+	if (size > f->size - off - sizeof(hdr))
+		return td_damaged(f, "an option section is larger than the file");
+	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED) {
+		f->compressed_options = off;
+		return 0;
 	}
-	f->desc = get_number(f, hdr + 4, 4);
-	size = get_number(f, hdr + 8, 8);
-	if (size > f->size)
-		return td_error(f, "an option section is larger than the file");
+	f->desc = td_number(f, hdr + 4, 4);
 	data = xcalloc(size ? size : 1, 1);
-	if (read_at(f, off + sizeof(hdr), data, size))
+	if (td_read_at(f, off + sizeof(hdr), data, size))
 		goto out;
 	while (pos + OPTION_HEADER_SIZE <= size) {
-		unsigned int id = get_number(f, data + pos, 2);
-		uint32_t len = get_number(f, data + pos + 2, 4);
+		unsigned int id = td_number(f, data + pos, 2);
+		uint32_t len = td_number(f, data + pos + 2, 4);
 
 		pos += OPTION_HEADER_SIZE;
 		if (len > size - pos)
 			break;
 		if (id == OPTION_DONE && len == 8) {
 			f->last_link = off + sizeof(hdr) + pos;
-			*next = get_number(f, data + pos, 8);
+			*next = td_number(f, data + pos, 8);
 			ret = 0;
 			goto out;
 		}
-		note_option(f, id, data + pos, len);
+		if (visit(f, id, data + pos, len))
+			goto out;
 		pos += len;
 	}
-	td_error(f, "an option section has no DONE option");
+	td_damaged(f, "an option section has no DONE option");
 out:
 	free(data);
 	return ret;
 }
 
-int td_open(struct td_file *f, const char *path)
+/* Walk a version 7 file's chain of option sections, giving each option to @visit. */
+int td_walk_options(struct td_file *f, td_option_fn visit)
 {
 	uint64_t off, next;
-	struct stat st;
 	int n;
+
+	/* trace-cmd only appends: a link that does not go forward is damage. */
+	for (n = 0, off = f->first_options; off; n++, off = next) {
+		if (n == MAX_SECTIONS || read_section(f, off, visit, &next))
+			return -1;
+		if (next && next <= off)
+			return td_damaged(f, "its option sections link backwards");
+	}
+	return 0;
+}
+
+/* Open @path and read its file header; version 6 or 7. */
+int td_open_header(struct td_file *f, const char *path)
+{
+	struct stat st;
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0 || fstat(f->fd, &st)) {
 		td_error(f, strerror(errno));
-		goto fail;
+		td_close(f);
+		return -1;
 	}
 	f->size = st.st_size;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
-	if (read_header(f, &off))
+	if (read_header(f)) {
+		td_close(f);
+		return -1;
+	}
+	return 0;
+}
+
+/* Open a version 7 file with uncompressed options, to append to a copy. */
+int td_open(struct td_file *f, const char *path)
+{
+	if (td_open_header(f, path))
+		return -1;
+	if (f->version == 6) {
+		fprintf(stderr, "%s: a version 6 trace.dat holds its options before the events, so nothing can be added; convert it first: trace-cmd convert --file-version 7 -i %s -o NEW.dat\n",
+			f->path, f->path);
 		goto fail;
-	/* trace-cmd only appends: a link that does not go forward is damage. */
-	for (n = 0; off; n++, off = next) {
-		if (n == MAX_SECTIONS || read_section(f, off, &next))
-			goto fail;
-		if (next && next <= off) {
-			td_error(f, "its option sections link backwards");
-			goto fail;
-		}
+	}
+	if (td_walk_options(f, note_option))
+		goto fail;
+	if (f->compressed_options) {
+		fprintf(stderr, "%s: its options are compressed; write an uncompressed copy first: trace-cmd convert --compression none -i %s -o NEW.dat\n",
+			f->path, f->path);
+		goto fail;
 	}
 	if (!f->last_link) {
-		td_error(f, "no option section");
+		td_damaged(f, "no option section");
 		goto fail;
 	}
 	return 0;

@@ -314,15 +314,23 @@ int outfile_open(struct outfile *o, const char *path);
 int outfile_commit(struct outfile *o);
 void outfile_abort(struct outfile *o);
 
-/* tdfile.c: the option sections of a version-7 trace.dat */
+/* tdfile.c: a trace.dat's file-level structure; tdcheck.c: its sizes */
+#define TD_OPTION_BUFFER	3
 #define TD_OPTION_TRACEID	11
 #define TD_OPTION_TIME_SHIFT	12
 #define TD_OPTION_GUEST		13
+#define TD_OPTION_HEADER_INFO	16	/* 16-21: offsets of metadata sections */
+#define TD_OPTION_CMDLINES	21
+#define TD_SECTION_COMPRESSED	1
 
 struct td_file {
 	const char *path;
 	int fd;
 	bool big_endian;
+	int version;			/* 6 or 7 */
+	uint64_t header_end;		/* where the file header ends */
+	uint64_t first_options;		/* version 7: the first option section */
+	uint64_t compressed_options;	/* an option section not read, or 0 */
 	uint64_t size;
 	dev_t dev;
 	ino_t ino;
@@ -342,6 +350,14 @@ struct td_options {
 	unsigned int id;
 };
 
+typedef int (*td_option_fn)(struct td_file *f, unsigned int id, const unsigned char *data,
+			    uint32_t len);
+
+int td_damaged(const struct td_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t td_number(const struct td_file *f, const unsigned char *p, int bytes);
+int td_read_at(const struct td_file *f, uint64_t off, void *buf, size_t len);
+int td_open_header(struct td_file *f, const char *path);
+int td_walk_options(struct td_file *f, td_option_fn visit);
 int td_open(struct td_file *f, const char *path);
 void td_close(struct td_file *f);
 void td_opt_init(struct td_options *o);
@@ -352,6 +368,9 @@ void td_opt_put_string(struct td_options *o, const char *s);
 void td_opt_end(struct td_options *o, const struct td_file *f);
 int td_copy(const struct td_file *f, int fd);
 int td_append(const struct td_file *f, int fd, const struct td_options *o);
+
+/* tdcheck.c */
+int td_check_sizes(const char *path);
 
 /* sync.c */
 struct sync_out;

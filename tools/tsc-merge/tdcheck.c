@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tdcheck.c: check the sizes and counts a trace.dat's metadata claims
+ * against the bytes really in the file, before libtracecmd allocates by them.
+ *
+ * libtracecmd 1.3.1 mallocs whatever a size field says (an event format,
+ * kallsyms, the saved cmdlines, an option, a compressed block, a buffer's
+ * CPUs) and only then finds the file too short: one damaged 16 kB file made
+ * it allocate and clear 2.5 GB. The walk here follows the file the way
+ * libtracecmd reads it while opening (version 6 front to back, version 7
+ * through its option sections to the metadata sections they point at) and
+ * refuses the first size that does not fit. The events are not looked at.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+
+#define SECTION_HEADER_SIZE	16
+#define BLOCK_HEADER_SIZE	8	/* u32 compressed, u32 uncompressed */
+#define BUFFER_CPU_SIZE		20	/* u32 cpu, u64 offset, u64 size */
+/*
+ * Far beyond what zstd or zlib make of trace metadata (about 10:1), far
+ * below what a damaged size field claims.
+ */
+#define MAX_COMPRESSION_RATIO	1024
+
+/* A part of the file: what is read inside must fit inside. */
+struct cursor {
+	const struct td_file *f;
+	uint64_t pos;
+	uint64_t end;
+};
+
+static int read_number(struct cursor *c, int bytes, uint64_t *v, const char *what)
+{
+	unsigned char buf[8];
+
+	*v = 0;
+	if (c->end - c->pos < (uint64_t)bytes)
+		return td_damaged(c->f, "it ends inside %s", what);
+	if (td_read_at(c->f, c->pos, buf, bytes))
+		return -1;
+	*v = td_number(c->f, buf, bytes);
+	c->pos += bytes;
+	return 0;
+}
+
+/* A size of @bytes bytes and the block it sizes. */
+static int skip_sized(struct cursor *c, int bytes, const char *what)
+{
+	uint64_t size;
+
+	if (read_number(c, bytes, &size, what))
+		return -1;
+	if (size > c->end - c->pos)
+		return td_damaged(c->f, "%s claims %" PRIu64 " bytes where %" PRIu64 " are left",
+			       what, size, c->end - c->pos);
+	c->pos += size;
+	return 0;
+}
+
+/* A tag of @len bytes with its NUL, e.g. "header_page". */
+static int expect_tag(struct cursor *c, const char *tag, size_t len)
+{
+	char buf[16];
+
+	if (c->end - c->pos < len || td_read_at(c->f, c->pos, buf, len) || memcmp(buf, tag, len))
+		return td_damaged(c->f, "no '%s' where it belongs", tag);
+	c->pos += len;
+	return 0;
+}
+
+static int skip_string(struct cursor *c, const char *what)
+{
+	char buf[256];
+
+	while (c->pos < c->end) {
+		size_t len = c->end - c->pos < sizeof(buf) ? c->end - c->pos : sizeof(buf);
+		char *nul;
+
+		if (td_read_at(c->f, c->pos, buf, len))
+			return -1;
+		nul = memchr(buf, '\0', len);
+		if (nul) {
+			c->pos += nul - buf + 1;
+			return 0;
+		}
+		c->pos += len;
+	}
+	return td_damaged(c->f, "%s runs on", what);
+}
+
+static int check_header_info(struct cursor *c)
+{
+	return expect_tag(c, "header_page", 12) || skip_sized(c, 8, "the header_page format") ||
+	       expect_tag(c, "header_event", 13) || skip_sized(c, 8, "the header_event format");
+}
+
+/* A count, then that many sized formats: each takes 8 bytes at least. */
+static int check_formats(struct cursor *c, const char *what)
+{
+	uint64_t count, i;
+
+	if (read_number(c, 4, &count, what))
+		return -1;
+	for (i = 0; i < count; i++)
+		if (skip_sized(c, 8, what))
+			return -1;
+	return 0;
+}
+
+static int check_event_systems(struct cursor *c)
+{
+	uint64_t systems, i;
+
+	if (read_number(c, 4, &systems, "the event systems"))
+		return -1;
+	for (i = 0; i < systems; i++)
+		if (skip_string(c, "an event system's name") ||
+		    check_formats(c, "an event format"))
+			return -1;
+	return 0;
+}
+
+/* The metadata section libtracecmd reads for option @id (16-21). */
+static int check_metadata(struct cursor *c, unsigned int id)
+{
+	switch (id) {
+	case TD_OPTION_HEADER_INFO:
+		return check_header_info(c);
+	case TD_OPTION_HEADER_INFO + 1:
+		return check_formats(c, "an ftrace event format");
+	case TD_OPTION_HEADER_INFO + 2:
+		return check_event_systems(c);
+	case TD_OPTION_HEADER_INFO + 3:
+		return skip_sized(c, 4, "kallsyms");
+	case TD_OPTION_HEADER_INFO + 4:
+		return skip_sized(c, 4, "the printk formats");
+	default:
+		return skip_sized(c, 8, "the saved cmdlines");
+	}
+}
+
+/* A part of @size bytes at @off, all of it inside the file. */
+static int cursor_at(struct cursor *c, const struct td_file *f, uint64_t off, uint64_t size,
+		     const char *what)
+{
+	if (off > f->size || size > f->size - off)
+		return td_damaged(f, "%s at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
+			       what, off, size, f->size);
+	c->f = f;
+	c->pos = off;
+	c->end = off + size;
+	return 0;
+}
+
+/* libtracecmd allocates both sizes of a compressed block's header. */
+static int check_block(const struct td_file *f, uint64_t off, uint64_t size)
+{
+	struct cursor c;
+	uint64_t compressed, uncompressed;
+
+	if (cursor_at(&c, f, off, size, "a compressed section") ||
+	    read_number(&c, 4, &compressed, "a compressed block's header") ||
+	    read_number(&c, 4, &uncompressed, "a compressed block's header"))
+		return -1;
+	if (compressed > c.end - c.pos)
+		return td_damaged(f, "a compressed block claims %" PRIu64 " bytes where %" PRIu64 " are left",
+			       compressed, c.end - c.pos);
+	if (uncompressed > compressed * MAX_COMPRESSION_RATIO)
+		return td_damaged(f, "a compressed block of %" PRIu64 " bytes claims to hold %" PRIu64,
+			       compressed, uncompressed);
+	return 0;
+}
+
+/* The section an option 16-21 points at: its header, then its contents. */
+static int check_section(const struct td_file *f, unsigned int id, uint64_t off)
+{
+	unsigned char hdr[SECTION_HEADER_SIZE];
+	struct cursor c;
+	uint64_t size;
+
+	if (cursor_at(&c, f, off, sizeof(hdr), "a metadata section header") ||
+	    td_read_at(f, off, hdr, sizeof(hdr)))
+		return -1;
+	if (td_number(f, hdr, 2) != id)
+		return td_damaged(f, "option %u points at a section of another kind", id);
+	size = td_number(f, hdr + 8, 8);
+	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED)
+		return check_block(f, off + sizeof(hdr), size);
+	/*
+	 * libtracecmd reads a section's contents from the file, not from
+	 * the section: an empty kallsyms section borrows the next bytes.
+	 */
+	return cursor_at(&c, f, off + sizeof(hdr), size, "a metadata section") ||
+	       cursor_at(&c, f, off + sizeof(hdr), f->size - off - sizeof(hdr), "a metadata section") ||
+	       check_metadata(&c, id);
+}
+
+/* A BUFFER option: offset, name, clock, page size, CPUs, and each CPU's data. */
+static int check_buffer(const struct td_file *f, const unsigned char *data, uint32_t len)
+{
+	const unsigned char *p = data + 8, *end = data + len, *s;
+	uint64_t cpus, i;
+
+	for (i = 0; i < 2; i++) {			/* name and clock */
+		s = p < end ? memchr(p, '\0', end - p) : NULL;
+		if (!s)
+			return td_damaged(f, "a buffer option's strings run on");
+		p = s + 1;
+	}
+	if (end - p < 8)
+		return td_damaged(f, "a buffer option is cut short");
+	cpus = td_number(f, p + 4, 4);
+	p += 8;
+	if (cpus > (uint64_t)(end - p) / BUFFER_CPU_SIZE)
+		return td_damaged(f, "a buffer option claims %" PRIu64 " CPUs in %td bytes",
+			       cpus, end - p);
+	for (i = 0; i < cpus; i++, p += BUFFER_CPU_SIZE) {
+		uint64_t cpu = td_number(f, p, 4);
+		uint64_t off = td_number(f, p + 4, 8), size = td_number(f, p + 12, 8);
+
+		if (cpu >= MAX_TRACE_CPUS)
+			return td_damaged(f, "a buffer option names CPU %" PRIu64 ", more than Linux's %d",
+				       cpu, MAX_TRACE_CPUS);
+		if (off > f->size || size > f->size - off)
+			return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
+				       cpu, off, size, f->size);
+	}
+	return 0;
+}
+
+static int check_option(struct td_file *f, unsigned int id, const unsigned char *data,
+			uint32_t len)
+{
+	if (id >= TD_OPTION_HEADER_INFO && id <= TD_OPTION_CMDLINES && len >= 8)
+		return check_section(f, id, td_number(f, data, 8));
+	if (id == TD_OPTION_BUFFER && len >= 8)
+		return check_buffer(f, data, len);
+	return 0;
+}
+
+static int check_v7(struct td_file *f)
+{
+	uint64_t off;
+
+	if (td_walk_options(f, check_option))
+		return -1;
+	off = f->compressed_options;
+	if (off) {
+		unsigned char hdr[SECTION_HEADER_SIZE];
+
+		if (td_read_at(f, off, hdr, sizeof(hdr)))
+			return -1;
+		return check_block(f, off + sizeof(hdr), td_number(f, hdr + 8, 8));
+	}
+	return 0;
+}
+
+/* Options until DONE, then "flyrecord" and where each CPU's data is. */
+static int check_v6_tail(struct cursor *c, uint64_t cpus)
+{
+	char tag[10];
+	uint64_t id, i, off, size;
+
+	if (c->end - c->pos < sizeof(tag) || td_read_at(c->f, c->pos, tag, sizeof(tag)))
+		return td_damaged(c->f, "it ends before its options or CPU data");
+	if (!strncmp(tag, "options", 7)) {
+		c->pos += sizeof(tag);
+		for (;;) {
+			if (read_number(c, 2, &id, "an option"))
+				return -1;
+			if (!id)
+				break;
+			if (skip_sized(c, 4, "an option"))
+				return -1;
+		}
+		if (c->end - c->pos < sizeof(tag) || td_read_at(c->f, c->pos, tag, sizeof(tag)))
+			return td_damaged(c->f, "it ends before its CPU data");
+	}
+	c->pos += sizeof(tag);
+	if (strncmp(tag, "flyrecord", 9))
+		return 0;
+	for (i = 0; i < cpus; i++) {
+		if (read_number(c, 8, &off, "the CPU data offsets") ||
+		    read_number(c, 8, &size, "the CPU data offsets"))
+			return -1;
+		if (off > c->f->size || size > c->f->size - off)
+			return td_damaged(c->f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
+				       i, off, size, c->f->size);
+	}
+	return 0;
+}
+
+static int check_v6(struct td_file *f)
+{
+	struct cursor c = { .f = f, .pos = f->header_end, .end = f->size };
+	uint64_t cpus;
+	unsigned int id;
+
+	for (id = TD_OPTION_HEADER_INFO; id <= TD_OPTION_CMDLINES; id++)
+		if (check_metadata(&c, id))
+			return -1;
+	if (read_number(&c, 4, &cpus, "the CPU count"))
+		return -1;
+	return check_v6_tail(&c, cpus);
+}
+
+int td_check_sizes(const char *path)
+{
+	struct td_file f;
+	int ret;
+
+	if (td_open_header(&f, path))
+		return -1;
+	ret = f.version == 6 ? check_v6(&f) : check_v7(&f);
+	td_close(&f);
+	return ret;
+}
