@@ -12,6 +12,7 @@
  * refuses the first size that does not fit. The events are not looked at.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tsc-merge.h"
@@ -19,6 +20,7 @@
 #define SECTION_HEADER_SIZE	16
 #define BLOCK_HEADER_SIZE	8	/* u32 compressed, u32 uncompressed */
 #define BUFFER_CPU_SIZE		20	/* u32 cpu, u64 offset, u64 size */
+#define PAGE_COMMIT_MASK	((1u << 27) - 1)	/* libtraceevent's kbuffer */
 /*
  * Far beyond what zstd or zlib make of trace metadata (about 10:1), far
  * below what a damaged size field claims.
@@ -27,7 +29,7 @@
 
 /* A part of the file: what is read inside must fit inside. */
 struct cursor {
-	const struct td_file *f;
+	struct td_file *f;
 	uint64_t pos;
 	uint64_t end;
 };
@@ -91,10 +93,48 @@ static int skip_string(struct cursor *c, const char *what)
 	return td_damaged(c->f, "%s runs on", what);
 }
 
+/*
+ * The ring-buffer page layout, parsed by the same libtraceevent call
+ * libtracecmd makes: it refuses a timestamp that is not 8 bytes only after
+ * setting up its CPUs, and a later CPU's failure there ends in
+ * tracecmd_close() on a half-made handle (a NULL dereference).
+ */
+static int parse_page_header(struct cursor *c, uint64_t size)
+{
+	struct tep_handle *tep = tep_alloc();
+	char *text = xcalloc(size + 1, 1);
+	int ts_size = 0, ret = -1;
+
+	if (td_read_at(c->f, c->pos, text, size))
+		goto out;
+	if (tep && !tep_parse_header_page(tep, text, size, c->f->long_size)) {
+		ts_size = tep_get_header_timestamp_size(tep);
+		c->f->commit_size = tep_get_header_page_size(tep);
+	}
+	if (ts_size != 8 || (c->f->commit_size != 4 && c->f->commit_size != 8))
+		td_damaged(c->f, "its header_page format gives a %d-byte timestamp and a %d-byte commit field, not 8 and 4 or 8",
+			   ts_size, c->f->commit_size);
+	else
+		ret = 0;
+out:
+	tep_free(tep);
+	free(text);
+	return ret;
+}
+
 static int check_header_info(struct cursor *c)
 {
-	return expect_tag(c, "header_page", 12) || skip_sized(c, 8, "the header_page format") ||
-	       expect_tag(c, "header_event", 13) || skip_sized(c, 8, "the header_event format");
+	uint64_t size;
+
+	if (expect_tag(c, "header_page", 12) || read_number(c, 8, &size, "the header_page format"))
+		return -1;
+	if (size > c->end - c->pos)
+		return td_damaged(c->f, "the header_page format claims %" PRIu64 " bytes where %" PRIu64 " are left",
+				  size, c->end - c->pos);
+	if (parse_page_header(c, size))
+		return -1;
+	c->pos += size;
+	return expect_tag(c, "header_event", 13) || skip_sized(c, 8, "the header_event format");
 }
 
 /* A count, then that many sized formats: each takes 8 bytes at least. */
@@ -143,7 +183,7 @@ static int check_metadata(struct cursor *c, unsigned int id)
 }
 
 /* A part of @size bytes at @off, all of it inside the file. */
-static int cursor_at(struct cursor *c, const struct td_file *f, uint64_t off, uint64_t size,
+static int cursor_at(struct cursor *c, struct td_file *f, uint64_t off, uint64_t size,
 		     const char *what)
 {
 	if (off > f->size || size > f->size - off)
@@ -156,7 +196,7 @@ static int cursor_at(struct cursor *c, const struct td_file *f, uint64_t off, ui
 }
 
 /* libtracecmd allocates both sizes of a compressed block's header. */
-static int check_block(const struct td_file *f, uint64_t off, uint64_t size)
+static int check_block(struct td_file *f, uint64_t off, uint64_t size)
 {
 	struct cursor c;
 	uint64_t compressed, uncompressed;
@@ -175,7 +215,7 @@ static int check_block(const struct td_file *f, uint64_t off, uint64_t size)
 }
 
 /* The section an option 16-21 points at: its header, then its contents. */
-static int check_section(const struct td_file *f, unsigned int id, uint64_t off)
+static int check_section(struct td_file *f, unsigned int id, uint64_t off)
 {
 	unsigned char hdr[SECTION_HEADER_SIZE];
 	struct cursor c;
@@ -187,8 +227,11 @@ static int check_section(const struct td_file *f, unsigned int id, uint64_t off)
 	if (td_number(f, hdr, 2) != id)
 		return td_damaged(f, "option %u points at a section of another kind", id);
 	size = td_number(f, hdr + 8, 8);
-	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED)
+	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED) {
+		if (id == TD_OPTION_HEADER_INFO)
+			f->commit_size = -1;	/* not known, not missing */
 		return check_block(f, off + sizeof(hdr), size);
+	}
 	/*
 	 * libtracecmd reads a section's contents from the file, not from
 	 * the section: an empty kallsyms section borrows the next bytes.
@@ -198,11 +241,52 @@ static int check_section(const struct td_file *f, unsigned int id, uint64_t off)
 	       check_metadata(&c, id);
 }
 
+/*
+ * Where a CPU's data is, and its first page: libtracecmd loads that page
+ * while opening and gives up on a commit size beyond the page, again with
+ * the half-made handle. Compressed data, or pages whose layout is in a
+ * compressed section, are not looked into.
+ */
+static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size,
+			  bool compressed)
+{
+	unsigned char hdr[16];
+	uint64_t commit;
+
+	if (off > f->size || size > f->size - off)
+		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
+				  cpu, off, size, f->size);
+	if (!size || compressed || f->commit_size < 0)
+		return 0;
+	if (size < 8 + (uint64_t)f->commit_size || td_read_at(f, off, hdr, 8 + f->commit_size))
+		return td_damaged(f, "CPU %" PRIu64 "'s data is shorter than a page header", cpu);
+	commit = td_number(f, hdr + 8, f->commit_size) & PAGE_COMMIT_MASK;
+	if (commit > f->page_size)
+		return td_damaged(f, "CPU %" PRIu64 "'s first page claims %" PRIu64 " bytes of events, a page holds %u",
+				  cpu, commit, f->page_size);
+	return 0;
+}
+
+/* Whether the flyrecord section at @off, a BUFFER option's, is compressed. */
+static int check_flyrecord(struct td_file *f, uint64_t off, bool *compressed)
+{
+	unsigned char hdr[SECTION_HEADER_SIZE];
+
+	if (off > f->size || f->size - off < sizeof(hdr) || td_read_at(f, off, hdr, sizeof(hdr)))
+		return td_damaged(f, "a buffer's CPU data section at %" PRIu64 " is beyond the file", off);
+	*compressed = td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED;
+	return 0;
+}
+
 /* A BUFFER option: offset, name, clock, page size, CPUs, and each CPU's data. */
-static int check_buffer(const struct td_file *f, const unsigned char *data, uint32_t len)
+static int check_buffer(struct td_file *f, const unsigned char *data, uint32_t len)
 {
 	const unsigned char *p = data + 8, *end = data + len, *s;
 	uint64_t cpus, i;
+	bool compressed = false;
+
+	if (check_flyrecord(f, td_number(f, data, 8), &compressed))
+		return -1;
 
 	for (i = 0; i < 2; i++) {			/* name and clock */
 		s = p < end ? memchr(p, '\0', end - p) : NULL;
@@ -224,30 +308,40 @@ static int check_buffer(const struct td_file *f, const unsigned char *data, uint
 		if (cpu >= MAX_TRACE_CPUS)
 			return td_damaged(f, "a buffer option names CPU %" PRIu64 ", more than Linux's %d",
 				       cpu, MAX_TRACE_CPUS);
-		if (off > f->size || size > f->size - off)
-			return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
-				       cpu, off, size, f->size);
+		if (check_cpu_data(f, cpu, off, size, compressed))
+			return -1;
 	}
 	return 0;
 }
 
-static int check_option(struct td_file *f, unsigned int id, const unsigned char *data,
-			uint32_t len)
+static int check_metadata_option(struct td_file *f, unsigned int id, const unsigned char *data,
+				 uint32_t len)
 {
 	if (id >= TD_OPTION_HEADER_INFO && id <= TD_OPTION_CMDLINES && len >= 8)
 		return check_section(f, id, td_number(f, data, 8));
+	return 0;
+}
+
+static int check_buffer_option(struct td_file *f, unsigned int id, const unsigned char *data,
+			       uint32_t len)
+{
 	if (id == TD_OPTION_BUFFER && len >= 8)
 		return check_buffer(f, data, len);
 	return 0;
 }
 
+/* libtracecmd reads all options, then the sections: the page layout first. */
 static int check_v7(struct td_file *f)
 {
 	uint64_t off;
 
-	if (td_walk_options(f, check_option))
+	if (td_walk_options(f, check_metadata_option))
 		return -1;
 	off = f->compressed_options;
+	if (!off && !f->commit_size)
+		return td_damaged(f, "no header_page format");
+	if (!off)
+		return td_walk_options(f, check_buffer_option);
 	if (off) {
 		unsigned char hdr[SECTION_HEADER_SIZE];
 
@@ -286,9 +380,8 @@ static int check_v6_tail(struct cursor *c, uint64_t cpus)
 		if (read_number(c, 8, &off, "the CPU data offsets") ||
 		    read_number(c, 8, &size, "the CPU data offsets"))
 			return -1;
-		if (off > c->f->size || size > c->f->size - off)
-			return td_damaged(c->f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
-				       i, off, size, c->f->size);
+		if (check_cpu_data(c->f, i, off, size, false))
+			return -1;
 	}
 	return 0;
 }

@@ -118,7 +118,9 @@ static int read_header(struct td_file *f)
 	if (pos + 6 > len)
 		return td_damaged(f, "it ends inside its header");
 	f->big_endian = buf[pos];
-	pos += 6;			/* endianness, long size, page size */
+	f->long_size = buf[pos + 1];
+	f->page_size = td_number(f, buf + pos + 2, 4);
+	pos += 6;
 	if (f->version == 6) {
 		f->header_end = pos;
 		return 0;

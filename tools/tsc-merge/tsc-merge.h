@@ -328,6 +328,9 @@ struct td_file {
 	int fd;
 	bool big_endian;
 	int version;			/* 6 or 7 */
+	int long_size;			/* the traced kernel's, from the header */
+	uint32_t page_size;		/* of its ring buffer */
+	int commit_size;		/* a page's commit field; -1: compressed */
 	uint64_t header_end;		/* where the file header ends */
 	uint64_t first_options;		/* version 7: the first option section */
 	uint64_t compressed_options;	/* an option section not read, or 0 */

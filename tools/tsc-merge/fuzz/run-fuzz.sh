@@ -4,11 +4,12 @@
 # usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]   (roles: host guest args)
 #
 # BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
-# are written with mktrace from fuzz/seeds/*.spec. Two roles run at once,
-# one per core. Findings stay in BUILD_DIR/fuzz/out-ROLE/default/{crashes,
-# hangs}; a finding, once fixed or traced to a library, is saved in
-# fuzz/regressions/ROLE/ so that make check replays it
-# (tests/replay-fuzz.sh). Prints executions, crashes and hangs per role.
+# are written with mktrace from fuzz/seeds/*.spec. All roles run at once,
+# sharing the machine's cores. Findings stay in
+# BUILD_DIR/fuzz/out-ROLE/default/{crashes,hangs}; a finding, once fixed
+# or traced to a library, is saved in fuzz/regressions/ROLE/ so that make
+# check replays it (tests/replay-fuzz.sh). Prints executions, crashes and
+# hangs per role.
 
 set -u
 
@@ -72,7 +73,7 @@ fuzz_role()
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		afl-fuzz -V "$SECONDS_EACH" -m none -t 5000 -i "$SEEDS/$role" -o "$out" \
+		afl-fuzz -V "$SECONDS_EACH" -m none -t 2000 -i "$SEEDS/$role" -o "$out" \
 			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" $(other_file "$role") \
 			>"$FUZZ_DIR/afl-$role.log" 2>&1
 }
@@ -91,20 +92,15 @@ report_role()
 
 main()
 {
-	local role pids=() n=0
+	local role pids=()
 
 	[ -x "$DRIVER" ] || die "$DRIVER not built: make -C tools/tsc-merge fuzz-build"
 	command -v afl-fuzz >/dev/null || die "afl-fuzz missing: apt-get install afl++"
 	make_seeds
+	# All roles at once: the kernel shares the cores among them.
 	for role in $ROLES; do
 		fuzz_role "$role" &
 		pids+=($!)
-		n=$((n + 1))
-		# Two cores: two roles at a time.
-		if [ $((n % 2)) = 0 ]; then
-			wait "${pids[@]}"
-			pids=()
-		fi
 	done
 	wait "${pids[@]}"
 	for role in $ROLES; do
