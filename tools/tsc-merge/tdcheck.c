@@ -107,15 +107,15 @@ static int parse_page_header(struct cursor *c, uint64_t size)
 
 	if (td_read_at(c->f, c->pos, text, size))
 		goto out;
-	if (tep && !tep_parse_header_page(tep, text, size, c->f->long_size)) {
+	if (tep && !tep_parse_header_page(tep, text, size, c->f->long_size))
 		ts_size = tep_get_header_timestamp_size(tep);
-		c->f->commit_size = tep_get_header_page_size(tep);
+	if (ts_size != 8) {
+		td_damaged(c->f, "its header_page format gives a %d-byte timestamp, not 8", ts_size);
+		goto out;
 	}
-	if (ts_size != 8 || (c->f->commit_size != 4 && c->f->commit_size != 8))
-		td_damaged(c->f, "its header_page format gives a %d-byte timestamp and a %d-byte commit field, not 8 and 4 or 8",
-			   ts_size, c->f->commit_size);
-	else
-		ret = 0;
+	/* As libtracecmd sets up its kbuffer: 8 bytes, or else 4. */
+	c->f->commit_size = tep_get_header_page_size(tep) == 8 ? 8 : 4;
+	ret = 0;
 out:
 	tep_free(tep);
 	free(text);
