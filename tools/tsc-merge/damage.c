@@ -6,7 +6,9 @@
  * and a print format that divides by a value that is zero in the record,
  * which it evaluates (SIGFPE). Both mean a damaged file; the merge counts
  * such records and names the first, no sink prints them, and the host's
- * events are decoded only from records that fit.
+ * events are decoded only from records that fit. A third kind is a ring
+ * buffer libtracecmd 1.3.1 reads the same record of forever: the readers
+ * stop at the first record that does not move on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,4 +145,20 @@ enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct t
 		if (divides_by_zero(a, &ref))
 			return DAMAGE_DIVISION;
 	return DAMAGE_NONE;
+}
+
+/*
+ * Within one CPU of one buffer, record offsets only grow: a record at or
+ * before the previous one is libtracecmd going round a damaged page, and
+ * says so. @next: where the CPU's next record may start (0 at first).
+ */
+bool record_repeats(uint64_t *next, const struct tep_record *r, const char *path, int cpu)
+{
+	if (r->offset < *next) {
+		fprintf(stderr, "%s: CPU %d: libtracecmd returns the record at file offset %llu again: the ring buffer is damaged\n",
+			path, cpu, r->offset);
+		return true;
+	}
+	*next = r->offset + 1;
+	return false;
 }

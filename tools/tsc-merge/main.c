@@ -369,6 +369,20 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	return ret;
 }
 
+/* What the timeline marks or leaves out, and of which files. */
+static void warn_merge(const struct options *o, const struct trace_file *host,
+		       const struct merge_stats *stats)
+{
+	int i;
+
+	fprintf(stderr, "kvm-tsc-merge: %s", host->path);
+	for (i = 0; i < o->nr_guests; i++)
+		fprintf(stderr, "%s%s", i ? ", " : " with ", o->guests[i].file.path);
+	fprintf(stderr, ": %llu guest events fell outside every host run interval of their vCPU (marked '!'), %llu fit more than one TSC step (marked '?'), %llu came out of order, %llu damaged records were not printed; see the summary\n",
+		(unsigned long long)stats->outside, (unsigned long long)stats->ambiguous,
+		(unsigned long long)stats->out_of_order, (unsigned long long)stats->damaged);
+}
+
 static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 {
 	struct outputs out = { 0 };
@@ -387,9 +401,7 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	if (finish_outputs(o, &out, host, vms, &stats, ret))
 		return EXIT_BAD_INPUT;
 	if (stats.outside || stats.ambiguous || stats.out_of_order || stats.damaged) {
-		fprintf(stderr, "kvm-tsc-merge: %llu guest events fell outside every host run interval of their vCPU (marked '!'), %llu fit more than one TSC step (marked '?'), %llu came out of order, %llu damaged records were not printed; see the summary\n",
-			(unsigned long long)stats.outside, (unsigned long long)stats.ambiguous,
-			(unsigned long long)stats.out_of_order, (unsigned long long)stats.damaged);
+		warn_merge(o, host, &stats);
 		return EXIT_OUTSIDE;
 	}
 	return 0;

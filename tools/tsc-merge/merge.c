@@ -23,6 +23,7 @@ struct stream {
 	struct vcpu *vcpu;
 	struct guest_cursor cursor;
 	struct tep_record *rec;
+	uint64_t next_offset;		/* for record_repeats() */
 	uint64_t key;			/* host time of @rec */
 	struct conversion conv;		/* how @key was found */
 	unsigned int order;		/* breaks ties: host streams first */
@@ -81,6 +82,8 @@ static int advance(struct stream *s, bool first)
 			 tracecmd_read_data(s->handle, s->cpu);
 	if (!s->rec)
 		return 0;
+	if (record_repeats(&s->next_offset, s->rec, s->path, s->cpu))
+		return -1;
 	if (!s->guest) {
 		s->key = s->rec->ts;
 		return 0;

@@ -18,7 +18,21 @@ struct scan {
 	uint64_t unknown_frac;
 	const char *path;
 	bool damaged;
+	uint64_t *next_offset;		/* per CPU of all buffers, for record_repeats() */
+	int nr_cpus;
 };
+
+/* Whether libtracecmd gives global CPU @cpu's record again. */
+static bool repeats(struct scan *sc, const struct tep_record *r, int cpu)
+{
+	if (cpu >= sc->nr_cpus) {
+		sc->next_offset = xrealloc(sc->next_offset, cpu + 1, sizeof(*sc->next_offset));
+		memset(sc->next_offset + sc->nr_cpus, 0,
+		       (cpu + 1 - sc->nr_cpus) * sizeof(*sc->next_offset));
+		sc->nr_cpus = cpu + 1;
+	}
+	return record_repeats(&sc->next_offset[cpu], r, sc->path, r->cpu);
+}
 
 /* Values no KVM writes: a damaged file, stopped here, before any use. */
 static bool check_values(struct scan *sc, const struct host_ev *ev)
@@ -220,6 +234,10 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	struct vm *vm;
 	struct vcpu *v;
 
+	if (repeats(sc, r, cpu)) {
+		sc->damaged = true;
+		return -1;
+	}
 	sc->events++;
 	if (r->ts > sc->last_ts)
 		sc->last_ts = r->ts;
@@ -233,8 +251,9 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	default:
 		break;
 	}
+	/* libtracecmd 1.3.1 stops iterating only on a negative return. */
 	if (!check_values(sc, &ev))
-		return 1;
+		return -1;
 	vm = host_event_vm(&sc->he, sc->vms, &ev);
 	if (ev.kind == HOST_MULT)
 		vm = vm_for_multiplier(sc, vm, &ev);
@@ -285,6 +304,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms)
 		return -1;
 	host_events_warn_missing(&sc.he, host->path);
 	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);
+	free(sc.next_offset);
 	if (sc.damaged)
 		return -1;
 	if (ret < 0) {

@@ -17,9 +17,16 @@
 
 #include "tsc-merge.h"
 
+/* Exported by libtracecmd, declared only in a header Debian does not install. */
+struct hook_list;
+struct hook_list *tracecmd_create_event_hook(const char *arg);
+void tracecmd_free_hooks(struct hook_list *hooks);
+
 #define SECTION_HEADER_SIZE	16
 #define BLOCK_HEADER_SIZE	8	/* u32 compressed, u32 uncompressed */
 #define BUFFER_CPU_SIZE		20	/* u32 cpu, u64 offset, u64 size */
+#define MIN_PAGE_SIZE		4096u
+#define MAX_PAGE_SIZE		(1u << 24)
 #define PAGE_COMMIT_MASK	((1u << 27) - 1)	/* libtraceevent's kbuffer */
 /*
  * Far beyond what zstd or zlib make of trace metadata (about 10:1), far
@@ -195,6 +202,19 @@ static int cursor_at(struct cursor *c, struct td_file *f, uint64_t off, uint64_t
 	return 0;
 }
 
+/*
+ * A section marked compressed in a file that names no compression sends
+ * libtracecmd into its decompression with no algorithm, and a failure
+ * while it sets up the CPUs ends in tracecmd_close() on a half-made handle.
+ */
+static int check_flags(struct td_file *f, uint64_t off, uint64_t flags)
+{
+	if ((flags & TD_SECTION_COMPRESSED) && !f->compressed)
+		return td_damaged(f, "the section at %" PRIu64 " is marked compressed, the file names no compression",
+				  off);
+	return 0;
+}
+
 /* libtracecmd allocates both sizes of a compressed block's header. */
 static int check_block(struct td_file *f, uint64_t off, uint64_t size)
 {
@@ -227,6 +247,8 @@ static int check_section(struct td_file *f, unsigned int id, uint64_t off)
 	if (td_number(f, hdr, 2) != id)
 		return td_damaged(f, "option %u points at a section of another kind", id);
 	size = td_number(f, hdr + 8, 8);
+	if (check_flags(f, off, td_number(f, hdr + 2, 2)))
+		return -1;
 	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED) {
 		if (id == TD_OPTION_HEADER_INFO)
 			f->commit_size = -1;	/* not known, not missing */
@@ -256,7 +278,12 @@ static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_
 	if (off > f->size || size > f->size - off)
 		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
 				  cpu, off, size, f->size);
-	if (!size || compressed || f->commit_size < 0)
+	if (!size || compressed)
+		return 0;
+	/* libtracecmd maps the data from its first byte. */
+	if (off % f->page_size)
+		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " does not start on a page", cpu, off);
+	if (f->commit_size < 0)
 		return 0;
 	if (size < 8 + (uint64_t)f->commit_size || td_read_at(f, off, hdr, 8 + f->commit_size))
 		return td_damaged(f, "CPU %" PRIu64 "'s data is shorter than a page header", cpu);
@@ -275,7 +302,7 @@ static int check_flyrecord(struct td_file *f, uint64_t off, bool *compressed)
 	if (off > f->size || f->size - off < sizeof(hdr) || td_read_at(f, off, hdr, sizeof(hdr)))
 		return td_damaged(f, "a buffer's CPU data section at %" PRIu64 " is beyond the file", off);
 	*compressed = td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED;
-	return 0;
+	return check_flags(f, off, td_number(f, hdr + 2, 2));
 }
 
 /* A BUFFER option: offset, name, clock, page size, CPUs, and each CPU's data. */
@@ -314,11 +341,32 @@ static int check_buffer(struct td_file *f, const unsigned char *data, uint32_t l
 	return 0;
 }
 
+/*
+ * A HOOK option (trace-cmd record's old -H): libtracecmd parses its text
+ * with tracecmd_create_event_hook() and uses the result unchecked, so a
+ * text it cannot parse, or one without its NUL, is a NULL dereference or
+ * a read past the option. Parsed here by the same function.
+ */
+static int check_hook(struct td_file *f, const unsigned char *data, uint32_t len)
+{
+	struct hook_list *hook;
+
+	if (!memchr(data, '\0', len))
+		return td_damaged(f, "a hook option's text runs on");
+	hook = tracecmd_create_event_hook((const char *)data);
+	if (!hook)
+		return td_damaged(f, "a hook option's text is not a hook");
+	tracecmd_free_hooks(hook);
+	return 0;
+}
+
 static int check_metadata_option(struct td_file *f, unsigned int id, const unsigned char *data,
 				 uint32_t len)
 {
 	if (id >= TD_OPTION_HEADER_INFO && id <= TD_OPTION_CMDLINES && len >= 8)
 		return check_section(f, id, td_number(f, data, 8));
+	if (id == TD_OPTION_HOOK)
+		return check_hook(f, data, len);
 	return 0;
 }
 
@@ -345,11 +393,27 @@ static int check_v7(struct td_file *f)
 	if (off) {
 		unsigned char hdr[SECTION_HEADER_SIZE];
 
-		if (td_read_at(f, off, hdr, sizeof(hdr)))
+		if (td_read_at(f, off, hdr, sizeof(hdr)) ||
+		    check_flags(f, off, td_number(f, hdr + 2, 2)))
 			return -1;
 		return check_block(f, off + sizeof(hdr), td_number(f, hdr + 8, 8));
 	}
 	return 0;
+}
+
+static int check_v6_hook(struct cursor *c)
+{
+	uint64_t start = c->pos + 4, len;
+	unsigned char *data;
+	int ret;
+
+	if (skip_sized(c, 4, "a hook option"))
+		return -1;
+	len = c->pos - start;
+	data = xcalloc(len ? len : 1, 1);
+	ret = td_read_at(c->f, start, data, len) || check_hook(c->f, data, len) ? -1 : 0;
+	free(data);
+	return ret;
 }
 
 /* Options until DONE, then "flyrecord" and where each CPU's data is. */
@@ -367,7 +431,7 @@ static int check_v6_tail(struct cursor *c, uint64_t cpus)
 				return -1;
 			if (!id)
 				break;
-			if (skip_sized(c, 4, "an option"))
+			if (id == TD_OPTION_HOOK ? check_v6_hook(c) : skip_sized(c, 4, "an option"))
 				return -1;
 		}
 		if (c->end - c->pos < sizeof(tag) || td_read_at(c->f, c->pos, tag, sizeof(tag)))
@@ -400,6 +464,20 @@ static int check_v6(struct td_file *f)
 	return check_v6_tail(&c, cpus);
 }
 
+/*
+ * libtracecmd divides by the page size and maps pages at multiples of it:
+ * a power of two, from the smallest page Linux has to a large sub-buffer.
+ */
+static int check_page_size(struct td_file *f)
+{
+	uint32_t size = f->page_size;
+
+	if (size < MIN_PAGE_SIZE || size > MAX_PAGE_SIZE || (size & (size - 1)))
+		return td_damaged(f, "its page size %u is not a power of two from %u to %u",
+				  size, MIN_PAGE_SIZE, MAX_PAGE_SIZE);
+	return 0;
+}
+
 int td_check_sizes(const char *path)
 {
 	struct td_file f;
@@ -407,7 +485,9 @@ int td_check_sizes(const char *path)
 
 	if (td_open_header(&f, path))
 		return -1;
-	ret = f.version == 6 ? check_v6(&f) : check_v7(&f);
+	ret = check_page_size(&f);
+	if (!ret)
+		ret = f.version == 6 ? check_v6(&f) : check_v7(&f);
 	td_close(&f);
 	return ret;
 }

@@ -102,7 +102,7 @@ static int read_header(struct td_file *f)
 	unsigned char buf[HEADER_READ];
 	size_t len = f->size < sizeof(buf) ? f->size : sizeof(buf);
 	size_t pos = sizeof(magic);
-	const char *version;
+	const char *version, *compression = "";
 
 	if (pread(f->fd, buf, len, 0) != (ssize_t)len)
 		return td_error(f, strerror(errno));
@@ -125,9 +125,10 @@ static int read_header(struct td_file *f)
 		f->header_end = pos;
 		return 0;
 	}
-	if (skip_string(f, buf, len, &pos, NULL) ||	/* compression */
+	if (skip_string(f, buf, len, &pos, &compression) ||
 	    skip_string(f, buf, len, &pos, NULL))	/* its version */
 		return -1;
+	f->compressed = strcmp(compression, "none");
 	if (pos + 8 > len)
 		return td_damaged(f, "it ends inside its header");
 	f->first_options = td_number(f, buf + pos, 8);

@@ -97,10 +97,11 @@ void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz)
 	return t;
 }
 
+/* Room for @n more bytes; a buffer even for none, so that it is never NULL + 0. */
 static char *reserve(struct line *l, size_t n)
 {
-	if (l->len + n > l->alloc) {
-		l->alloc = (l->len + n) * 2;
+	if (!l->buf || l->len + n > l->alloc) {
+		l->alloc = (l->len + n) * 2 + 64;
 		l->buf = xrealloc(l->buf, l->alloc, 1);
 	}
 	return l->buf + l->len;

@@ -280,6 +280,7 @@ enum damage {
 
 bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
 enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
+bool record_repeats(uint64_t *next, const struct tep_record *r, const char *path, int cpu);
 
 /* info.c */
 struct info_cache;
@@ -316,6 +317,7 @@ void outfile_abort(struct outfile *o);
 
 /* tdfile.c: a trace.dat's file-level structure; tdcheck.c: its sizes */
 #define TD_OPTION_BUFFER	3
+#define TD_OPTION_HOOK		6
 #define TD_OPTION_TRACEID	11
 #define TD_OPTION_TIME_SHIFT	12
 #define TD_OPTION_GUEST		13
@@ -333,6 +335,7 @@ struct td_file {
 	int commit_size;		/* a page's commit field; -1: compressed */
 	uint64_t header_end;		/* where the file header ends */
 	uint64_t first_options;		/* version 7: the first option section */
+	bool compressed;		/* version 7: a compression is named */
 	uint64_t compressed_options;	/* an option section not read, or 0 */
 	uint64_t size;
 	dev_t dev;
