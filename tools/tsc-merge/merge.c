@@ -105,11 +105,12 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 	for (b = 0; b < tf->nr_buffers; b++) {
 		int cpus = tracecmd_cpus(tf->buffers[b]);
 
+		/* Once per buffer: a file may claim thousands of CPUs. */
+		if (cpus > 0)
+			m->streams = xrealloc(m->streams, m->nr_streams + cpus, sizeof(*m->streams));
 		for (cpu = 0; cpu < cpus; cpu++) {
-			struct stream *s;
+			struct stream *s = &m->streams[m->nr_streams];
 
-			m->streams = xrealloc(m->streams, m->nr_streams + 1, sizeof(*s));
-			s = &m->streams[m->nr_streams];
 			memset(s, 0, sizeof(*s));
 			s->path = tf->path;
 			s->handle = tf->buffers[b];

@@ -26,10 +26,11 @@ struct scan {
 static bool repeats(struct scan *sc, const struct tep_record *r, int cpu)
 {
 	if (cpu >= sc->nr_cpus) {
-		sc->next_offset = xrealloc(sc->next_offset, cpu + 1, sizeof(*sc->next_offset));
-		memset(sc->next_offset + sc->nr_cpus, 0,
-		       (cpu + 1 - sc->nr_cpus) * sizeof(*sc->next_offset));
-		sc->nr_cpus = cpu + 1;
+		int n = cpu + 1 > 2 * sc->nr_cpus ? cpu + 1 : 2 * sc->nr_cpus;
+
+		sc->next_offset = xrealloc(sc->next_offset, n, sizeof(*sc->next_offset));
+		memset(sc->next_offset + sc->nr_cpus, 0, (n - sc->nr_cpus) * sizeof(*sc->next_offset));
+		sc->nr_cpus = n;
 	}
 	return record_repeats(&sc->next_offset[cpu], r, sc->path, r->cpu);
 }
