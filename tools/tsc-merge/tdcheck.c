@@ -11,6 +11,7 @@
  * through its option sections to the metadata sections they point at) and
  * refuses the first size that does not fit. The events are not looked at.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,51 @@ static int check_header_info(struct cursor *c)
 	return expect_tag(c, "header_event", 13) || skip_sized(c, 8, "the header_event format");
 }
 
+/* "name: NAME" of a format, for messages: at most 64 characters. */
+static int event_name_len(const char *text, size_t size, const char **name)
+{
+	const char *p = size > 6 && !memcmp(text, "name: ", 6) ? text + 6 : NULL;
+	int n = 0;
+
+	while (p && p + n < text + size && n < 64 && isgraph((unsigned char)p[n]))
+		n++;
+	*name = p ? p : "?";
+	return p ? n : 1;
+}
+
+/* One event format: its size, then a text whose print fmt fmtcheck.c checks. */
+static int check_format(struct cursor *c, const char *what)
+{
+	uint64_t start = c->pos + 8, size;
+	const char *field, *token, *name;
+	size_t len;
+	char *text;
+	int ret = 0;
+
+	if (skip_sized(c, 8, what))
+		return -1;
+	size = c->pos - start;
+	text = xcalloc(size + 1, 1);
+	if (td_read_at(c->f, start, text, size)) {
+		free(text);
+		return -1;
+	}
+	field = format_undeclared_field(text, size, &len);
+	token = format_unparsed_token(text, size);
+	if (field || token) {
+		int n = event_name_len(text, size, &name);
+
+		if (field)
+			ret = td_damaged(c->f, "the print fmt of event '%.*s' names a field REC->%.*s it does not declare (libtraceevent 1.7.1 crashes on some such formats)",
+					 n, name, (int)(len < 64 ? len : 64), field);
+		else
+			ret = td_damaged(c->f, "the print fmt of event '%.*s' has a '%c' outside a string (libtraceevent 1.7.1 crashes on some such formats)",
+					 n, name, isprint((unsigned char)*token) ? *token : '?');
+	}
+	free(text);
+	return ret;
+}
+
 /* A count, then that many sized formats: each takes 8 bytes at least. */
 static int check_formats(struct cursor *c, const char *what)
 {
@@ -152,7 +198,7 @@ static int check_formats(struct cursor *c, const char *what)
 	if (read_number(c, 4, &count, what))
 		return -1;
 	for (i = 0; i < count; i++)
-		if (skip_sized(c, 8, what))
+		if (check_format(c, what))
 			return -1;
 	return 0;
 }

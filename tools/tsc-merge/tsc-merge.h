@@ -378,6 +378,10 @@ int td_append(const struct td_file *f, int fd, const struct td_options *o);
 /* tdcheck.c */
 int td_check_sizes(const char *path);
 
+/* fmtcheck.c */
+const char *format_undeclared_field(const char *text, size_t size, size_t *len);
+const char *format_unparsed_token(const char *text, size_t size);
+
 /* sync.c */
 struct sync_out;
 struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fmtcheck.c: find what crashes libtraceevent's parser in an event
+ * format's print fmt, before libtraceevent parses the format.
+ *
+ * libtraceevent 1.7.1 (process_entry()) marks the field that follows
+ * __print_symbolic() or __print_flags() by looking it up and writing
+ * through the result unchecked, and the mark stays set until the next
+ * REC->NAME it meets, in this event or a later one: a REC->NAME the format
+ * does not declare is a NULL dereference while tracecmd_open() reads the
+ * file. Its expression parser (process_op()) also goes on with a NULL
+ * operand after a "?:" or an "[]" when the next token is one it gives no
+ * priority, such as '=', ';' or '.'. No kernel format names a field it
+ * does not declare, and none has such a token outside a string or a
+ * "({ })" statement expression (checked on the 2323 formats of a 6.18
+ * kernel and the project's own), so a format that does is damaged.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <string.h>
+
+#include "tsc-merge.h"
+
+struct name {
+	const char *s;
+	size_t len;
+};
+
+static bool is_ident(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/*
+ * The name a declaration between "field:" and ';' ends with:
+ * "unsigned int vcpu_id", "char comm[16]", "__data_loc char[] name".
+ */
+static struct name declared_name(const char *decl, const char *end)
+{
+	const char *start;
+
+	while (end > decl && isspace((unsigned char)end[-1]))
+		end--;
+	if (end > decl && end[-1] == ']') {
+		while (end > decl && end[-1] != '[')
+			end--;
+		if (end > decl)
+			end--;
+		while (end > decl && isspace((unsigned char)end[-1]))
+			end--;
+	}
+	for (start = end; start > decl && is_ident(start[-1]); start--)
+		;
+	return (struct name){ start, end - start };
+}
+
+/* Is @n among the "field:" declarations in [@text, @end)? */
+static bool is_declared(const char *text, const char *end, struct name n)
+{
+	const char *p = text, *semi;
+
+	while ((p = memmem(p, end - p, "field:", 6))) {
+		struct name d;
+
+		p += 6;
+		semi = memchr(p, ';', end - p);
+		if (!semi)
+			break;
+		d = declared_name(p, semi);
+		if (d.len == n.len && !memcmp(d.s, n.s, n.len))
+			return true;
+		p = semi + 1;
+	}
+	return false;
+}
+
+/* Past the string or character literal that starts at @p. */
+static const char *skip_literal(const char *p, const char *end)
+{
+	char quote = *p++;
+
+	while (p < end && *p != quote)
+		p += *p == '\\' ? 2 : 1;
+	return p < end ? p + 1 : end;
+}
+
+/* REC->NAME at @p: NAME, or an empty name if @p starts no such reference. */
+static struct name field_reference(const char *p, const char *start, const char *end)
+{
+	struct name n = { NULL, 0 };
+
+	if (end - p < 3 || memcmp(p, "REC", 3) || (p > start && is_ident(p[-1])))
+		return n;
+	for (p += 3; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (end - p < 2 || p[0] != '-' || p[1] != '>')
+		return n;
+	for (p += 2; p < end && isspace((unsigned char)*p); p++)
+		;
+	for (n.s = p; p < end && is_ident(*p); p++)
+		;
+	n.len = p - n.s;
+	return n;
+}
+
+/*
+ * The first REC->NAME of @text's print fmt that its fields do not declare,
+ * with its length in *@len; NULL if there is none.
+ */
+const char *format_undeclared_field(const char *text, size_t size, size_t *len)
+{
+	const char *end = text + size;
+	const char *fmt = memmem(text, size, "print fmt:", 10);
+	const char *p;
+
+	if (!fmt)
+		return NULL;
+	for (p = fmt; p < end; ) {
+		struct name n;
+
+		if (*p == '"' || *p == '\'') {
+			p = skip_literal(p, end);
+			continue;
+		}
+		n = field_reference(p, fmt, end);
+		if (n.s && !is_declared(text, fmt, n)) {
+			*len = n.len;
+			return n.s;
+		}
+		p = n.s ? n.s + n.len : p + 1;
+	}
+	return NULL;
+}
+
+/* Is the token at @p one libtraceevent's expression parser has no priority for? */
+static bool is_unparsed_token(const char *p, const char *start, const char *end)
+{
+	switch (*p) {
+	case ';': case '.': case '@': case '$': case '#': case '`':
+		return true;
+	case '=':
+		/* "==", "!=", "<=", ">=" are operators. */
+		return !(p + 1 < end && p[1] == '=') &&
+		       !(p > start && strchr("=!<>", p[-1]));
+	default:
+		return false;
+	}
+}
+
+/*
+ * The first token of @text's print fmt arguments that libtraceevent's
+ * expression parser has no priority for, outside literals and before any
+ * "({" statement expression (which it refuses without crashing); NULL if
+ * there is none.
+ */
+const char *format_unparsed_token(const char *text, size_t size)
+{
+	const char *end = text + size;
+	const char *fmt = memmem(text, size, "print fmt:", 10);
+	const char *p;
+
+	if (!fmt)
+		return NULL;
+	for (p = fmt + 10; p < end; ) {
+		if (*p == '"' || *p == '\'') {
+			p = skip_literal(p, end);
+			continue;
+		}
+		if (*p == '(' && p + 1 < end && p[1] == '{')
+			return NULL;
+		if (is_unparsed_token(p, fmt, end))
+			return p;
+		p++;
+	}
+	return NULL;
+}
