@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tdcheck.c: check the sizes and counts a trace.dat's metadata claims
- * against the bytes really in the file, before libtracecmd allocates by them.
+ * tdcheck.c: check a trace.dat's metadata before libtracecmd opens it: the
+ * sizes and counts against the bytes really in the file, and the parts
+ * that Debian 12's libtracecmd 1.3.1 and libtraceevent 1.7.1 crash on.
  *
- * libtracecmd 1.3.1 mallocs whatever a size field says (an event format,
+ * libtracecmd mallocs whatever a size field says (an event format,
  * kallsyms, the saved cmdlines, an option, a compressed block, a buffer's
  * CPUs) and only then finds the file too short: one damaged 16 kB file made
- * it allocate and clear 2.5 GB. The walk here follows the file the way
- * libtracecmd reads it while opening (version 6 front to back, version 7
- * through its option sections to the metadata sections they point at) and
- * refuses the first size that does not fit. The events are not looked at.
+ * it allocate and clear 2.5 GB. A failure while it sets up its CPUs ends in
+ * tracecmd_close() on a half-made handle, and some damaged event formats
+ * and hook options crash their parsers (fmtcheck.c, fuzz/README). The walk
+ * here follows the file the way libtracecmd reads it while opening
+ * (version 6 front to back, version 7 through its option sections to the
+ * sections they point at) and refuses the first thing that would break
+ * it, naming the file. The events are not looked at.
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -24,7 +28,6 @@ struct hook_list *tracecmd_create_event_hook(const char *arg);
 void tracecmd_free_hooks(struct hook_list *hooks);
 
 #define SECTION_HEADER_SIZE	16
-#define BLOCK_HEADER_SIZE	8	/* u32 compressed, u32 uncompressed */
 #define BUFFER_CPU_SIZE		20	/* u32 cpu, u64 offset, u64 size */
 #define MIN_PAGE_SIZE		4096u
 #define MAX_PAGE_SIZE		(1u << 24)
@@ -70,6 +73,23 @@ static int skip_sized(struct cursor *c, int bytes, const char *what)
 	return 0;
 }
 
+/* A sized block, read into memory (at most the file's size): NUL-terminated. */
+static char *read_sized(struct cursor *c, int bytes, const char *what, uint64_t *size)
+{
+	uint64_t start = c->pos + bytes;
+	char *text;
+
+	if (skip_sized(c, bytes, what))
+		return NULL;
+	*size = c->pos - start;
+	text = xcalloc(*size + 1, 1);
+	if (td_read_at(c->f, start, text, *size)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* A tag of @len bytes with its NUL, e.g. "header_page". */
 static int expect_tag(struct cursor *c, const char *tag, size_t len)
 {
@@ -107,13 +127,15 @@ static int skip_string(struct cursor *c, const char *what)
  * setting up its CPUs, and a later CPU's failure there ends in
  * tracecmd_close() on a half-made handle (a NULL dereference).
  */
-static int parse_page_header(struct cursor *c, uint64_t size)
+static int parse_page_header(struct cursor *c)
 {
 	struct tep_handle *tep = tep_alloc();
-	char *text = xcalloc(size + 1, 1);
 	int ts_size = 0, ret = -1;
+	uint64_t size;
+	char *text;
 
-	if (td_read_at(c->f, c->pos, text, size))
+	text = read_sized(c, 8, "the header_page format", &size);
+	if (!text)
 		goto out;
 	if (tep && !tep_parse_header_page(tep, text, size, c->f->long_size))
 		ts_size = tep_get_header_timestamp_size(tep);
@@ -132,17 +154,8 @@ out:
 
 static int check_header_info(struct cursor *c)
 {
-	uint64_t size;
-
-	if (expect_tag(c, "header_page", 12) || read_number(c, 8, &size, "the header_page format"))
-		return -1;
-	if (size > c->end - c->pos)
-		return td_damaged(c->f, "the header_page format claims %" PRIu64 " bytes where %" PRIu64 " are left",
-				  size, c->end - c->pos);
-	if (parse_page_header(c, size))
-		return -1;
-	c->pos += size;
-	return expect_tag(c, "header_event", 13) || skip_sized(c, 8, "the header_event format");
+	return expect_tag(c, "header_page", 12) || parse_page_header(c) ||
+	       expect_tag(c, "header_event", 13) || skip_sized(c, 8, "the header_event format");
 }
 
 /* "name: NAME" of a format, for messages: at most 64 characters. */
@@ -160,32 +173,24 @@ static int event_name_len(const char *text, size_t size, const char **name)
 /* One event format: its size, then a text whose print fmt fmtcheck.c checks. */
 static int check_format(struct cursor *c, const char *what)
 {
-	uint64_t start = c->pos + 8, size;
 	const char *field, *token, *name;
+	uint64_t size;
 	size_t len;
 	char *text;
-	int ret = 0;
+	int ret = 0, n;
 
-	if (skip_sized(c, 8, what))
+	text = read_sized(c, 8, what, &size);
+	if (!text)
 		return -1;
-	size = c->pos - start;
-	text = xcalloc(size + 1, 1);
-	if (td_read_at(c->f, start, text, size)) {
-		free(text);
-		return -1;
-	}
 	field = format_undeclared_field(text, size, &len);
 	token = format_unparsed_token(text, size);
-	if (field || token) {
-		int n = event_name_len(text, size, &name);
-
-		if (field)
-			ret = td_damaged(c->f, "the print fmt of event '%.*s' names a field REC->%.*s it does not declare (libtraceevent 1.7.1 crashes on some such formats)",
-					 n, name, (int)(len < 64 ? len : 64), field);
-		else
-			ret = td_damaged(c->f, "the print fmt of event '%.*s' has a '%c' outside a string (libtraceevent 1.7.1 crashes on some such formats)",
-					 n, name, isprint((unsigned char)*token) ? *token : '?');
-	}
+	n = event_name_len(text, size, &name);
+	if (field)
+		ret = td_damaged(c->f, "the print fmt of event '%.*s' names a field REC->%.*s it does not declare (libtraceevent 1.7.1 crashes on some such formats)",
+				 n, name, (int)(len < 64 ? len : 64), field);
+	else if (token)
+		ret = td_damaged(c->f, "the print fmt of event '%.*s' has a '%c' outside a string (libtraceevent 1.7.1 crashes on some such formats)",
+				 n, name, isprint((unsigned char)*token) ? *token : '?');
 	free(text);
 	return ret;
 }
