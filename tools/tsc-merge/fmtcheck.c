@@ -105,7 +105,8 @@ static struct name field_reference(const char *p, const char *start, const char 
 
 /*
  * The first REC->NAME of @text's print fmt that its fields do not declare,
- * with its length in *@len; NULL if there is none.
+ * with its length in *@len; NULL if there is none. Strings are not
+ * skipped: a damaged quote would hide a reference libtraceevent sees.
  */
 const char *format_undeclared_field(const char *text, size_t size, size_t *len)
 {
@@ -116,13 +117,8 @@ const char *format_undeclared_field(const char *text, size_t size, size_t *len)
 	if (!fmt)
 		return NULL;
 	for (p = fmt; p < end; ) {
-		struct name n;
+		struct name n = field_reference(p, fmt, end);
 
-		if (*p == '"' || *p == '\'') {
-			p = skip_literal(p, end);
-			continue;
-		}
-		n = field_reference(p, fmt, end);
 		if (n.s && !is_declared(text, fmt, n)) {
 			*len = n.len;
 			return n.s;
@@ -171,6 +167,34 @@ const char *format_unparsed_token(const char *text, size_t size)
 		if (is_unparsed_token(p, fmt, end))
 			return p;
 		p++;
+	}
+	return NULL;
+}
+
+/*
+ * The first line of a printk formats text ("ADDR : FORMAT" per line, up to
+ * a NUL) that libtraceevent's tep_parse_printk_formats() would read past:
+ * it copies from one byte after the ':' that ends the address, which must
+ * therefore be followed by something on its line. NULL if there is none.
+ */
+const char *printk_unparsed_line(const char *text, size_t size)
+{
+	const char *end = memchr(text, '\0', size);
+	const char *line, *eol, *p;
+
+	if (!end)
+		end = text + size;
+	for (line = text; line < end; line = eol + 1) {
+		eol = memchr(line, '\n', end - line);
+		if (!eol)
+			eol = end;
+		for (p = line; p < eol && *p == ':'; p++)
+			;
+		if (p == eol)
+			continue;			/* strtok skips it */
+		p = memchr(p, ':', eol - p);
+		if (!p || p + 1 >= eol)
+			return line;
 	}
 	return NULL;
 }

@@ -221,6 +221,23 @@ static int check_event_systems(struct cursor *c)
 	return 0;
 }
 
+static int check_printk(struct cursor *c)
+{
+	uint64_t size;
+	char *text = read_sized(c, 4, "the printk formats", &size);
+	const char *line;
+	int ret = 0;
+
+	if (!text)
+		return -1;
+	line = printk_unparsed_line(text, size);
+	if (line)
+		ret = td_damaged(c->f, "the printk formats have a line at byte %td with no ':' and text after it (libtraceevent 1.7.1 reads past such a line)",
+				 line - text);
+	free(text);
+	return ret;
+}
+
 /* The metadata section libtracecmd reads for option @id (16-21). */
 static int check_metadata(struct cursor *c, unsigned int id)
 {
@@ -234,7 +251,7 @@ static int check_metadata(struct cursor *c, unsigned int id)
 	case TD_OPTION_HEADER_INFO + 3:
 		return skip_sized(c, 4, "kallsyms");
 	case TD_OPTION_HEADER_INFO + 4:
-		return skip_sized(c, 4, "the printk formats");
+		return check_printk(c);
 	default:
 		return skip_sized(c, 8, "the saved cmdlines");
 	}
