@@ -10,10 +10,11 @@
  * does not declare is a NULL dereference while tracecmd_open() reads the
  * file. Its expression parser (process_op()) also goes on with a NULL
  * operand after a "?:" or an "[]" when the next token is one it gives no
- * priority, such as '=', ';' or '.'. No kernel format names a field it
- * does not declare, and none has such a token outside a string or a
- * "({ })" statement expression (checked on the 2323 formats of a 6.18
- * kernel and the project's own), so a format that does is damaged.
+ * priority, such as '=', ';' or '.', or when braces stand outside the
+ * call they belong to. No kernel format names a field it does not
+ * declare, and none has such a token outside a string or a "({ })"
+ * statement expression (checked on the 2323 formats of a 6.18 kernel and
+ * the project's own), so a format that does is damaged.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -128,6 +129,23 @@ const char *format_undeclared_field(const char *text, size_t size, size_t *len)
 	return NULL;
 }
 
+/*
+ * The first byte of @text that is not printable ASCII, a tab or a newline;
+ * NULL if there is none. libtraceevent's tokenizer gives such a byte no
+ * token, and event_read_fields() then compares a NULL token inside a
+ * field's brackets. No kernel format has one.
+ */
+const char *format_unprintable_byte(const char *text, size_t size)
+{
+	const char *p;
+
+	for (p = text; p < text + size; p++)
+		if (!(isprint((unsigned char)*p) && isascii((unsigned char)*p)) &&
+		    *p != '\t' && *p != '\n')
+			return p;
+	return NULL;
+}
+
 /* Is the token at @p one libtraceevent's expression parser has no priority for? */
 static bool is_unparsed_token(const char *p, const char *start, const char *end)
 {
@@ -145,28 +163,31 @@ static bool is_unparsed_token(const char *p, const char *start, const char *end)
 
 /*
  * The first token of @text's print fmt arguments that libtraceevent's
- * expression parser has no priority for, outside literals and before any
- * "({" statement expression (which it refuses without crashing); NULL if
- * there is none.
+ * expression parser has no priority for, or a brace outside the
+ * parentheses of a call like __print_symbolic(), or a ')' that closes
+ * nothing: outside literals and before any "({" statement expression
+ * (which it refuses without crashing). NULL if there is none.
  */
 const char *format_unparsed_token(const char *text, size_t size)
 {
 	const char *end = text + size;
 	const char *fmt = memmem(text, size, "print fmt:", 10);
 	const char *p;
+	int depth = 0;
 
 	if (!fmt)
 		return NULL;
-	for (p = fmt + 10; p < end; ) {
+	for (p = fmt + 10; p < end; p++) {
 		if (*p == '"' || *p == '\'') {
-			p = skip_literal(p, end);
+			p = skip_literal(p, end) - 1;
 			continue;
 		}
 		if (*p == '(' && p + 1 < end && p[1] == '{')
 			return NULL;
-		if (is_unparsed_token(p, fmt, end))
+		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+		if (depth < 0 || (!depth && (*p == '{' || *p == '}')) ||
+		    is_unparsed_token(p, fmt, end))
 			return p;
-		p++;
 	}
 	return NULL;
 }

@@ -173,7 +173,7 @@ static int event_name_len(const char *text, size_t size, const char **name)
 /* One event format: its size, then a text whose print fmt fmtcheck.c checks. */
 static int check_format(struct cursor *c, const char *what)
 {
-	const char *field, *token, *name;
+	const char *byte, *field, *token, *name;
 	uint64_t size;
 	size_t len;
 	char *text;
@@ -182,14 +182,18 @@ static int check_format(struct cursor *c, const char *what)
 	text = read_sized(c, 8, what, &size);
 	if (!text)
 		return -1;
+	byte = format_unprintable_byte(text, size);
 	field = format_undeclared_field(text, size, &len);
 	token = format_unparsed_token(text, size);
 	n = event_name_len(text, size, &name);
-	if (field)
+	if (byte)
+		ret = td_damaged(c->f, "the format of event '%.*s' has a byte 0x%02x at %td, not text (libtraceevent 1.7.1 crashes on some such formats)",
+				 n, name, (unsigned char)*byte, byte - text);
+	else if (field)
 		ret = td_damaged(c->f, "the print fmt of event '%.*s' names a field REC->%.*s it does not declare (libtraceevent 1.7.1 crashes on some such formats)",
 				 n, name, (int)(len < 64 ? len : 64), field);
 	else if (token)
-		ret = td_damaged(c->f, "the print fmt of event '%.*s' has a '%c' outside a string (libtraceevent 1.7.1 crashes on some such formats)",
+		ret = td_damaged(c->f, "the print fmt of event '%.*s' has a '%c' where no kernel format has one (libtraceevent 1.7.1 crashes on some such formats)",
 				 n, name, isprint((unsigned char)*token) ? *token : '?');
 	free(text);
 	return ret;

@@ -379,6 +379,7 @@ int td_append(const struct td_file *f, int fd, const struct td_options *o);
 int td_check_sizes(const char *path);
 
 /* fmtcheck.c */
+const char *format_unprintable_byte(const char *text, size_t size);
 const char *format_undeclared_field(const char *text, size_t size, size_t *len);
 const char *format_unparsed_token(const char *text, size_t size);
 const char *printk_unparsed_line(const char *text, size_t size);
