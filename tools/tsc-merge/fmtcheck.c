@@ -10,8 +10,8 @@
  * does not declare is a NULL dereference while tracecmd_open() reads the
  * file. Its expression parser (process_op()) also goes on with a NULL
  * operand after a "?:" or an "[]" when the next token is one it gives no
- * priority, such as '=', ';' or '.', or when braces stand outside the
- * call they belong to. No kernel format names a field it does not
+ * priority, such as '=', ';' or '.', or after a bracket that closes
+ * nothing, or when braces stand outside the call they belong to. No kernel format names a field it does not
  * declare, and none has such a token outside a string or a "({ })"
  * statement expression (checked on the 2323 formats of a 6.18 kernel and
  * the project's own), so a format that does is damaged.
@@ -21,6 +21,9 @@
 #include <string.h>
 
 #include "tsc-merge.h"
+
+/* Deeper than any kernel print fmt nests its brackets. */
+#define MAX_NESTING 64
 
 struct name {
 	const char *s;
@@ -162,18 +165,39 @@ static bool is_unparsed_token(const char *p, const char *start, const char *end)
 }
 
 /*
+ * Does the bracket at @p nest: '(' '[' '{' opened, ')' ']' '}' closing the
+ * last one opened, braces only inside parentheses (a __print_symbolic()
+ * list)? @open holds the brackets still open.
+ */
+static bool nests(char c, char *open, int *depth)
+{
+	static const char pairs[] = "()[]{}";
+	const char *pair = strchr(pairs, c);
+
+	if (!c || !pair)
+		return true;
+	if ((pair - pairs) % 2 == 0) {
+		if (*depth == MAX_NESTING || (c == '{' && !memchr(open, '(', *depth)))
+			return false;
+		open[(*depth)++] = c;
+		return true;
+	}
+	return *depth && open[--*depth] == pair[-1];
+}
+
+/*
  * The first token of @text's print fmt arguments that libtraceevent's
- * expression parser has no priority for, or a brace outside the
- * parentheses of a call like __print_symbolic(), or a ')' that closes
- * nothing: outside literals and before any "({" statement expression
- * (which it refuses without crashing). NULL if there is none.
+ * expression parser has no priority for, or a bracket that does not nest:
+ * outside literals and before any "({" statement expression (which it
+ * refuses without crashing). NULL if there is none.
  */
 const char *format_unparsed_token(const char *text, size_t size)
 {
 	const char *end = text + size;
 	const char *fmt = memmem(text, size, "print fmt:", 10);
-	const char *p;
+	char open[MAX_NESTING];
 	int depth = 0;
+	const char *p;
 
 	if (!fmt)
 		return NULL;
@@ -184,9 +208,7 @@ const char *format_unparsed_token(const char *text, size_t size)
 		}
 		if (*p == '(' && p + 1 < end && p[1] == '{')
 			return NULL;
-		depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-		if (depth < 0 || (!depth && (*p == '{' || *p == '}')) ||
-		    is_unparsed_token(p, fmt, end))
+		if (!nests(*p, open, &depth) || is_unparsed_token(p, fmt, end))
 			return p;
 	}
 	return NULL;
