@@ -11,7 +11,8 @@
  * file. Its expression parser (process_op()) also goes on with a NULL
  * operand after a "?:" or an "[]" when the next token is one it gives no
  * priority, such as '=', ';' or '.', or after a bracket that closes
- * nothing, or when braces stand outside the call they belong to. No kernel format names a field it does not
+ * nothing, or when braces stand outside the call they belong to; and it
+ * divides constants while parsing, by zero too. No kernel format names a field it does not
  * declare, and none has such a token outside a string or a "({ })"
  * statement expression (checked on the 2323 formats of a 6.18 kernel and
  * the project's own), so a format that does is damaged.
@@ -149,6 +150,37 @@ const char *format_unprintable_byte(const char *text, size_t size)
 	return NULL;
 }
 
+/*
+ * The first character of a "field:" declaration that is not one a kernel
+ * declaration uses (a name, spaces, '*', one "[...]"); NULL if there is
+ * none. A stray quote or bracket there makes libtraceevent read the
+ * following fields differently from what the names say, so a print fmt
+ * can name a field it then cannot find (see format_undeclared_field()).
+ */
+const char *format_bad_declaration(const char *text, size_t size)
+{
+	const char *fmt = memmem(text, size, "print fmt:", 10);
+	const char *end = fmt ? fmt : text + size;
+	const char *p = text, *semi;
+
+	while ((p = memmem(p, end - p, "field:", 6))) {
+		int brackets = 0;
+
+		p += 6;
+		semi = memchr(p, ';', end - p);
+		if (!semi)
+			return p;
+		for (; p < semi; p++) {
+			if (*p == '[')
+				brackets++;
+			if ((*p == '[' && brackets > 1) || (*p == ']' && brackets != 1) ||
+			    !(is_ident(*p) || strchr(" *[]", *p)))
+				return p;
+		}
+	}
+	return NULL;
+}
+
 /* Is the token at @p one libtraceevent's expression parser has no priority for? */
 static bool is_unparsed_token(const char *p, const char *start, const char *end)
 {
@@ -162,6 +194,38 @@ static bool is_unparsed_token(const char *p, const char *start, const char *end)
 	default:
 		return false;
 	}
+}
+
+/*
+ * Does the '/' or '%' at @p divide by something libtraceevent folds to 0
+ * while parsing (consolidate_op_arg() divides two constants): a literal 0,
+ * or a name that is neither REC nor a call, which it reads as the number
+ * 0? Kernel formats divide by numbers and sizeof().
+ */
+static bool divides_by_zero(const char *p, const char *end)
+{
+	const char *name;
+
+	if (*p != '/' && *p != '%')
+		return false;
+	for (p++; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end && isdigit((unsigned char)*p)) {
+		bool zero = true;
+
+		if (end - p > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+			p += 2;
+		for (; p < end && isxdigit((unsigned char)*p); p++)
+			zero &= *p == '0';
+		return zero;
+	}
+	for (name = p; p < end && is_ident(*p); p++)
+		;
+	if (p == name || (p - name == 3 && !memcmp(name, "REC", 3)))
+		return false;
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	return p == end || *p != '(';
 }
 
 /*
@@ -187,7 +251,8 @@ static bool nests(char c, char *open, int *depth)
 
 /*
  * The first token of @text's print fmt arguments that libtraceevent's
- * expression parser has no priority for, or a bracket that does not nest:
+ * expression parser has no priority for, a bracket that does not nest, or
+ * a division by zero:
  * outside literals and before any "({" statement expression (which it
  * refuses without crashing). NULL if there is none.
  */
@@ -208,7 +273,8 @@ const char *format_unparsed_token(const char *text, size_t size)
 		}
 		if (*p == '(' && p + 1 < end && p[1] == '{')
 			return NULL;
-		if (!nests(*p, open, &depth) || is_unparsed_token(p, fmt, end))
+		if (!nests(*p, open, &depth) || is_unparsed_token(p, fmt, end) ||
+		    divides_by_zero(p, end))
 			return p;
 	}
 	return NULL;

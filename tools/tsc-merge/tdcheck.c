@@ -183,11 +183,13 @@ static int check_format(struct cursor *c, const char *what)
 	if (!text)
 		return -1;
 	byte = format_unprintable_byte(text, size);
+	if (!byte)
+		byte = format_bad_declaration(text, size);
 	field = format_undeclared_field(text, size, &len);
 	token = format_unparsed_token(text, size);
 	n = event_name_len(text, size, &name);
 	if (byte)
-		ret = td_damaged(c->f, "the format of event '%.*s' has a byte 0x%02x at %td, not text (libtraceevent 1.7.1 crashes on some such formats)",
+		ret = td_damaged(c->f, "the format of event '%.*s' has a byte 0x%02x at %td where no kernel format has one (libtraceevent 1.7.1 crashes on some such formats)",
 				 n, name, (unsigned char)*byte, byte - text);
 	else if (field)
 		ret = td_damaged(c->f, "the print fmt of event '%.*s' names a field REC->%.*s it does not declare (libtraceevent 1.7.1 crashes on some such formats)",

@@ -380,6 +380,7 @@ int td_check_sizes(const char *path);
 
 /* fmtcheck.c */
 const char *format_unprintable_byte(const char *text, size_t size);
+const char *format_bad_declaration(const char *text, size_t size);
 const char *format_undeclared_field(const char *text, size_t size, size_t *len);
 const char *format_unparsed_token(const char *text, size_t size);
 const char *printk_unparsed_line(const char *text, size_t size);
