@@ -197,6 +197,26 @@ static bool is_unparsed_token(const char *p, const char *start, const char *end)
 }
 
 /*
+ * Is the number at @p zero as strtoull(p, NULL, 0) reads it? "0x" starts
+ * hexadecimal digits, another leading '0' octal ones ("0000008" is 0).
+ */
+static bool number_is_zero(const char *p, const char *end)
+{
+	const char *digits = "0123456789";
+
+	if (end - p > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		digits = "0123456789abcdefABCDEF";
+		p += 2;
+	} else if (*p == '0') {
+		digits = "01234567";
+	}
+	for (; p < end && *p && strchr(digits, *p); p++)
+		if (*p != '0')
+			return false;
+	return true;
+}
+
+/*
  * Does the '/' or '%' at @p divide by something libtraceevent folds to 0
  * while parsing (consolidate_op_arg() divides two constants): a literal 0,
  * or a name that is neither REC nor a call, which it reads as the number
@@ -210,15 +230,8 @@ static bool divides_by_zero(const char *p, const char *end)
 		return false;
 	for (p++; p < end && isspace((unsigned char)*p); p++)
 		;
-	if (p < end && isdigit((unsigned char)*p)) {
-		bool zero = true;
-
-		if (end - p > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-			p += 2;
-		for (; p < end && isxdigit((unsigned char)*p); p++)
-			zero &= *p == '0';
-		return zero;
-	}
+	if (p < end && isdigit((unsigned char)*p))
+		return number_is_zero(p, end);
 	for (name = p; p < end && is_ident(*p); p++)
 		;
 	if (p == name || (p - name == 3 && !memcmp(name, "REC", 3)))
