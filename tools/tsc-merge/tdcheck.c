@@ -477,17 +477,24 @@ static int check_v7(struct td_file *f)
 
 static int check_v6_hook(struct cursor *c)
 {
-	uint64_t start = c->pos + 4, len;
-	unsigned char *data;
+	uint64_t len;
+	char *data = read_sized(c, 4, "a hook option", &len);
 	int ret;
 
-	if (skip_sized(c, 4, "a hook option"))
+	if (!data)
 		return -1;
-	len = c->pos - start;
-	data = xcalloc(len ? len : 1, 1);
-	ret = td_read_at(c->f, start, data, len) || check_hook(c->f, data, len) ? -1 : 0;
+	ret = check_hook(c->f, (unsigned char *)data, len);
 	free(data);
 	return ret;
+}
+
+/* The 10-byte tag of version 6's options or CPU data ("options  ", "flyrecord"). */
+static int read_tag(struct cursor *c, char *tag, size_t len)
+{
+	if (c->end - c->pos < len || td_read_at(c->f, c->pos, tag, len))
+		return td_damaged(c->f, "it ends before its options or CPU data");
+	c->pos += len;
+	return 0;
 }
 
 /* Options until DONE, then "flyrecord" and where each CPU's data is. */
@@ -496,10 +503,9 @@ static int check_v6_tail(struct cursor *c, uint64_t cpus)
 	char tag[10];
 	uint64_t id, i, off, size;
 
-	if (c->end - c->pos < sizeof(tag) || td_read_at(c->f, c->pos, tag, sizeof(tag)))
-		return td_damaged(c->f, "it ends before its options or CPU data");
+	if (read_tag(c, tag, sizeof(tag)))
+		return -1;
 	if (!strncmp(tag, "options", 7)) {
-		c->pos += sizeof(tag);
 		for (;;) {
 			if (read_number(c, 2, &id, "an option"))
 				return -1;
@@ -508,10 +514,9 @@ static int check_v6_tail(struct cursor *c, uint64_t cpus)
 			if (id == TD_OPTION_HOOK ? check_v6_hook(c) : skip_sized(c, 4, "an option"))
 				return -1;
 		}
-		if (c->end - c->pos < sizeof(tag) || td_read_at(c->f, c->pos, tag, sizeof(tag)))
-			return td_damaged(c->f, "it ends before its CPU data");
+		if (read_tag(c, tag, sizeof(tag)))
+			return -1;
 	}
-	c->pos += sizeof(tag);
 	if (strncmp(tag, "flyrecord", 9))
 		return 0;
 	for (i = 0; i < cpus; i++) {
