@@ -54,6 +54,7 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 	he->entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
 	he->exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
+	he->print = tep_find_event_by_name(tep, "ftrace", "print");
 	if (!he->offset || !he->entry || !he->exit) {
 		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with scripts/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
 			host->path, !he->offset ? TSC_OFFSET_EVENT :
@@ -76,6 +77,7 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 	he->exit_vcpu = field_of(he->exit, "vcpu_id", host->path, &bad);
 	he->nt_pid = field_of(he->newtask, "pid", host->path, &bad);
 	he->nt_flags = field_of(he->newtask, "clone_flags", host->path, &bad);
+	he->print_buf = field_of(he->print, "buf", host->path, &bad);
 	return bad ? -1 : 0;
 }
 
@@ -95,6 +97,27 @@ static bool is_event(const struct host_events *he, struct tep_event *event, int 
 		     struct tep_record *r)
 {
 	return event && type == event->id && record_fits_format(he->tep, event, r);
+}
+
+/*
+ * A trace_marker line of record-host.sh's snapshot: ftrace:print's buf, up
+ * to the record's end, its newline dropped.
+ */
+static bool read_snapshot_line(const struct host_events *he, struct tep_record *r,
+			       struct host_ev *ev)
+{
+	const char *buf = (const char *)r->data + he->print_buf->offset;
+	size_t room = r->size > he->print_buf->offset ? r->size - he->print_buf->offset : 0;
+	size_t len = strnlen(buf, room);
+
+	if (len < strlen(SNAPSHOT_PREFIX) || memcmp(buf, SNAPSHOT_PREFIX, strlen(SNAPSHOT_PREFIX)))
+		return false;
+	if (len >= sizeof(ev->text))
+		len = sizeof(ev->text) - 1;
+	memcpy(ev->text, buf, len);
+	ev->text[len] = '\0';
+	ev->text[strcspn(ev->text, "\n")] = '\0';
+	return true;
 }
 
 enum host_kind host_event_decode(const struct host_events *he,
@@ -129,6 +152,8 @@ enum host_kind host_event_decode(const struct host_events *he,
 		ev->next = read_field(he->nes_next, r);
 		ev->mult = read_field(he->nes_mult, r);
 		ev->kind = HOST_NESTED;
+	} else if (is_event(he, he->print, type, r) && read_snapshot_line(he, r, ev)) {
+		ev->kind = HOST_SNAPSHOT;
 	} else if (is_event(he, he->newtask, type, r)) {
 		ev->child = read_field(he->nt_pid, r);
 		ev->thread = read_field(he->nt_flags, r) & CLONE_THREAD_FLAG;

@@ -33,9 +33,11 @@ static int check_readable(const char *path)
 }
 
 /*
- * Raw x86-tsc counter values are what the formula converts; any other
- * clock (or a file whose timestamps libtracecmd already rescaled) would
- * give a timeline that looks right and is wrong.
+ * Raw x86-tsc counter values are what the formula converts. trace-cmd's
+ * tsc2nsec clock records the same counts and only shows them as ns (its
+ * TSC2NSEC option): read raw, they are x86-tsc. Any other clock would give
+ * a timeline that looks right and is wrong. (libtracecmd names a tsc2nsec
+ * recording's clock x86-tsc in version 7 and tsc2nsec in version 6.)
  */
 static int check_clock(const struct trace_file *tf)
 {
@@ -46,9 +48,9 @@ static int check_clock(const struct trace_file *tf)
 			tf->path, TSC_CLOCK);
 		return -1;
 	}
-	if (strcmp(clock, TSC_CLOCK)) {
-		fprintf(stderr, "%s: recorded with the '%s' trace clock, not %s: its timestamps cannot be converted; record with 'trace-cmd record -C %s'\n",
-			tf->path, clock, TSC_CLOCK, TSC_CLOCK);
+	if (strcmp(clock, TSC_CLOCK) && strcmp(clock, TSC2NSEC_CLOCK)) {
+		fprintf(stderr, "%s: recorded with the '%s' trace clock, not %s or %s: its timestamps cannot be converted; record with 'trace-cmd record -C %s'\n",
+			tf->path, clock, TSC_CLOCK, TSC2NSEC_CLOCK, TSC_CLOCK);
 		return -1;
 	}
 	return 0;
@@ -109,21 +111,38 @@ static int collect_buffers(struct trace_file *tf)
 	return 0;
 }
 
+/*
+ * Raw timestamps: the TSC counts themselves, with neither a trace-cmd
+ * agent's time shift nor tsc2nsec's conversion to ns applied. The flag
+ * must be set before libtracecmd reads the options that would set them up.
+ */
+static struct tracecmd_input *open_raw(const char *path)
+{
+	/* No plugins: "info" is what the kernel's own print format says. */
+	struct tracecmd_input *h = tracecmd_open_head(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+
+	if (!h)
+		return NULL;
+	tracecmd_set_flag(h, TRACECMD_FL_RAW_TS);
+	if (tracecmd_init_data(h) < 0) {
+		tracecmd_close(h);
+		return NULL;
+	}
+	return h;
+}
+
 int trace_file_open(struct trace_file *tf, const char *path)
 {
 	memset(tf, 0, sizeof(*tf));
 	tf->path = path;
-	if (check_readable(path) || td_check_sizes(path))
+	if (check_readable(path) || td_check_sizes(path) || td_read_meta(path, &tf->meta))
 		return -1;
-	/* No plugins: "info" is what the kernel's own print format says. */
-	tf->handle = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+	tf->handle = open_raw(path);
 	if (!tf->handle) {
 		fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: libtracecmd cannot read it\n",
 			path);
 		return -1;
 	}
-	/* Raw timestamps, even if a trace-cmd agent stored a time shift. */
-	tracecmd_enable_tsync(tf->handle, false);
 	if (check_clock(tf) || collect_buffers(tf)) {
 		trace_file_close(tf);
 		return -1;
@@ -144,6 +163,7 @@ void trace_file_close(struct trace_file *tf)
 	if (tf->handle)
 		tracecmd_close(tf->handle);
 	tf->handle = NULL;
+	td_meta_free(&tf->meta);
 }
 
 /* The number of CPUs of the first buffer: a guest's vCPU count. */

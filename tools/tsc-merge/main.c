@@ -29,7 +29,8 @@ static const char usage_text[] =
 "usage: kvm-tsc-merge [OPTION]... --host HOST.dat --guest [NAME=]GUEST.dat[@PID[.N]][,l2]...\n"
 "\n"
 "Merge a KVM host trace and guest traces, all recorded with the x86-tsc\n"
-"clock, into one timeline on the host's clock. Every guest event is\n"
+"clock (or trace-cmd's tsc2nsec, the same counts), into one timeline on the\n"
+"host's clock. Every guest event is\n"
 "converted exactly with the TSC offset and multiplier in force for its vCPU,\n"
 "as the host's kvm_write_tsc_offset, kvm_write_tsc_multiplier and\n"
 "kvm_nested_tsc_offset events tell, and checked to fall inside a host run\n"
@@ -39,8 +40,10 @@ static const char usage_text[] =
 "  -g, --guest SPEC       a guest trace.dat: [NAME=]FILE[@PID[.N]][,l2]\n"
 "                         NAME labels its events (default: the file name);\n"
 "                         @PID ties it to the VM of that VMM process (.N: its\n"
-"                         Nth VM); without it, the one VM whose vCPU count\n"
-"                         matches the file's CPUs; ,l2: a nested guest run by\n"
+"                         Nth VM); without it, the VM the host's GUEST option\n"
+"                         names for the file's trace id (trace-cmd record -A),\n"
+"                         else the one VM whose vCPU count matches the\n"
+"                         file's CPUs; ,l2: a nested guest run by\n"
 "                         that VM, converted with the L2 offsets (needs @PID)\n"
 "  -o, --output FILE      write the text timeline to FILE (default: stdout)\n"
 "  -n, --no-timeline      do not write the text timeline\n"
@@ -57,6 +60,8 @@ static const char usage_text[] =
 "                         cannot place exactly up to TICKS host TSC ticks off\n"
 "  -f, --force            let --sync-out replace files in DIR\n"
 "  -k, --tsc-khz KHZ      host TSC rate: times in seconds; the JSON and Perfetto\n"
+"                         outputs take it from the host file when it says it\n"
+"                         (trace-cmd's TSC2NSEC, record-host.sh's snapshot)\n"
 "      --progress         report progress on stderr (default: if a terminal)\n"
 "  -q, --quiet            no progress\n"
 "  -h, --help             this text\n"
@@ -79,7 +84,8 @@ struct options {
 	const char *sync_out;
 	unsigned long sync_max_error;
 	bool force;
-	unsigned long tsc_khz;
+	unsigned long tsc_khz;		/* as given; 0: none */
+	unsigned long file_khz;		/* -k, or what the host file says */
 	int progress;			/* -1: when stderr is a terminal */
 };
 
@@ -244,8 +250,6 @@ static void parse_options(struct options *o, int argc, char **argv)
 	if (!text_fields_valid(o->fields))
 		die_usage("--fields: '%s' is not a comma-separated list of time, source, cpu, task, comm, pid, event, info, guest_ts",
 			  o->fields);
-	if ((o->json || o->perfetto) && !o->tsc_khz)
-		die_usage("%s", "--json and --perfetto need --tsc-khz (the host TSC rate, e.g. from 'tsc: Refined TSC clocksource calibration' in dmesg)");
 	if (o->progress < 0)
 		o->progress = isatty(STDERR_FILENO);
 }
@@ -270,10 +274,16 @@ static int tie_guests(struct options *o, struct trace_file *host, struct vm_tabl
 	int i, errors = 0;
 
 	for (i = 0; i < o->nr_guests; i++) {
-		if (vm_table_tie_guest(vms, &o->guests[i]) || guest_check_cpus(&o->guests[i])) {
+		struct guest *g = &o->guests[i];
+		unsigned int c;
+
+		if (vm_table_tie_guest(vms, g, host) || guest_check_cpus(g)) {
 			errors++;
 			continue;
 		}
+		for (c = 0; g->level == LEVEL_L1 && c < g->vm->nr_vcpus; c++)
+			if (g->vm->vcpus[c])
+				vcpu_offset_from_time_shift(g->vm->vcpus[c], g);
 		vcpus_check_known(o->guests[i].vm, host->path, &errors);
 	}
 	return errors ? -1 : 0;
@@ -285,7 +295,7 @@ struct outputs {
 	struct outfile perfetto;
 	struct outfile summary;
 	struct sync_out *sync;
-	struct sink sinks[4];
+	struct sink sinks[5];
 	int nr_sinks;
 };
 
@@ -314,16 +324,17 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 	if (o->json) {
 		if (outfile_open(&out->json, o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, vms, o->tsc_khz));
+		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, vms, o->file_khz));
 	}
 	if (o->perfetto) {
 		if (outfile_open(&out->perfetto, o->perfetto))
 			return -1;
-		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, vms, o->tsc_khz,
+		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, vms, o->file_khz,
 								    o->guests, o->nr_guests));
 	}
 	if (o->summary && outfile_open(&out->summary, o->summary))
 		return -1;
+	add_sink(out, &shiftcmp_sink_ops, NULL);
 	return 0;
 }
 
@@ -358,7 +369,8 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 		if (out->sinks[i].ops->finish(out->sinks[i].priv))
 			ret = -1;
 	if (!ret && out->summary.f)
-		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats);
+		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats,
+			      o->file_khz);
 	if (!ret && out->sync && sync_write(out->sync))
 		ret = -1;
 	if (ret)
@@ -383,6 +395,26 @@ static void warn_merge(const struct options *o, const struct trace_file *host,
 		(unsigned long long)stats->out_of_order, (unsigned long long)stats->damaged);
 }
 
+/*
+ * The host's TSC rate: -k, else trace-cmd's TSC2NSEC option (its tsc2nsec
+ * clock), else record-host.sh's snapshot. The text timeline keeps TSC
+ * ticks unless -k is given, so that it reads like the host's raw events.
+ */
+static int find_tsc_khz(struct options *o, const struct trace_file *host)
+{
+	o->file_khz = o->tsc_khz;
+	if (!o->file_khz)
+		o->file_khz = td_meta_tsc_khz(&host->meta);
+	if (!o->file_khz)
+		o->file_khz = host->snapshot_khz;
+	if ((o->json || o->perfetto) && !o->file_khz) {
+		fprintf(stderr, "kvm-tsc-merge: --json and --perfetto need the host's TSC rate, and %s does not say it (no TSC2NSEC option, no record-host.sh snapshot): give --tsc-khz, e.g. from 'tsc: Refined TSC clocksource calibration' in dmesg\n",
+			host->path);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 {
 	struct outputs out = { 0 };
@@ -390,7 +422,7 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	int ret;
 
 	if (trace_file_open(host, o->host) || open_guests(o) ||
-	    scan_host(host, vms) || tie_guests(o, host, vms))
+	    scan_host(host, vms) || tie_guests(o, host, vms) || find_tsc_khz(o, host))
 		return EXIT_BAD_INPUT;
 	if (open_outputs(o, host, vms, &out)) {
 		finish_outputs(o, &out, host, vms, NULL, true);

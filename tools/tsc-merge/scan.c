@@ -12,6 +12,7 @@
 
 struct scan {
 	struct host_events he;
+	struct trace_file *host;
 	struct vm_table *vms;
 	uint64_t events;
 	uint64_t last_ts;
@@ -123,20 +124,36 @@ static void backfill_mult(struct vcpu *v, uint64_t mult, unsigned int frac)
 	v->mult_known = true;
 }
 
-static void apply_offset(struct vcpu *v, const struct host_ev *ev)
+/* A snapshot and an event disagree: the event's value is the one KVM had. */
+static void warn_snapshot(const struct scan *sc, const struct vcpu *v, const char *what,
+			  uint64_t snapshot, uint64_t event, uint64_t ts)
+{
+	fprintf(stderr, "%s: warning: vCPU %u of VM @%d: the snapshot says %s %#llx, the event at host TSC %llu says %#llx; the event's value is used\n",
+		sc->path, v->id, v->vm->pid, what, (unsigned long long)snapshot,
+		(unsigned long long)ts, (unsigned long long)event);
+}
+
+static void apply_offset(struct scan *sc, struct vcpu *v, const struct host_ev *ev)
 {
 	ensure_first_step(v);
-	if (!v->offset_known)
+	if (v->offset_from_snapshot && v->offset != ev->prev)
+		warn_snapshot(sc, v, "offset", v->offset, ev->prev, ev->ts);
+	if (!v->offset_known || v->offset_from_snapshot)
 		backfill_offset(v, ev->prev);
+	v->offset_from_snapshot = false;
 	v->offset = ev->next;
 	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, TSC_OFFSET_EVENT), v);
 }
 
-static void apply_mult(struct vcpu *v, const struct host_ev *ev)
+static void apply_mult(struct scan *sc, struct vcpu *v, const struct host_ev *ev)
 {
 	ensure_first_step(v);
-	if (!v->mult_known)
+	/* A vCPU being created (from 0) is no disagreement. */
+	if (v->mult_from_snapshot && ev->prev && v->mult != ev->prev)
+		warn_snapshot(sc, v, "multiplier", v->mult, ev->prev, ev->ts);
+	if (!v->mult_known || v->mult_from_snapshot)
 		backfill_mult(v, ev->prev, ev->frac);
+	v->mult_from_snapshot = false;
 	v->mult = ev->next;
 	v->frac = ev->frac;
 	set_l1_values(push_step(&v->steps[LEVEL_L1], ev->ts, TSC_MULTIPLIER_EVENT), v);
@@ -185,8 +202,9 @@ static void apply_nested(struct scan *sc, struct vcpu *v, const struct host_ev *
 		return;
 	}
 	v->level = LEVEL_L1;
-	if (!v->offset_known)
+	if (!v->offset_known || v->offset_from_snapshot)
 		backfill_offset(v, ev->next);
+	v->offset_from_snapshot = false;
 }
 
 /* A run that has not exited when the trace ends is open to the end. */
@@ -213,6 +231,67 @@ static void apply_exit(struct vcpu *v, const struct host_ev *ev)
 
 	if (s && s->runs)
 		s->run_last = ev->ts;
+}
+
+/*
+ * The VM of a snapshot's vCPU: its thread now belongs to the VMM process
+ * the snapshot names, and what the thread did before the snapshot, counted
+ * as a process of its own for want of a clone event, goes with it.
+ */
+static struct vm *snapshot_vm(struct scan *sc, const struct snapshot_vcpu *s)
+{
+	struct vm *into = vm_table_vm_of_process(sc->vms, s->pid,
+						 tep_data_comm_from_pid(sc->he.tep, s->pid));
+	struct vm *from;
+
+	if (s->tid <= 0 || s->tid == s->pid)
+		return into;
+	from = vm_table_tgid_of(sc->vms, s->tid) == s->tid ?
+	       vm_table_find_process(sc->vms, s->tid) : NULL;
+	vm_table_pin_thread(sc->vms, s->tid, s->pid);
+	if (from && from != into)
+		vm_table_absorb(sc->vms, into, from);
+	return into;
+}
+
+/*
+ * KVM's state when record-host.sh started: the values before the vCPU's
+ * first TSC event, or, after one, what the events already say.
+ */
+static bool apply_snapshot(struct scan *sc, const struct host_ev *ev)
+{
+	struct snapshot_vcpu s;
+	struct vcpu *v;
+
+	switch (snapshot_parse(ev->text, &s, &sc->host->snapshot_khz)) {
+	case SNAPSHOT_VCPU:
+		break;
+	case SNAPSHOT_BAD:
+		fprintf(stderr, "%s: the snapshot line at host TSC %llu does not parse: '%s'\n",
+			sc->path, (unsigned long long)ev->ts, ev->text);
+		sc->damaged = true;
+		return false;
+	default:
+		return true;
+	}
+	v = vm_get_vcpu(snapshot_vm(sc, &s), s.vcpu_id);
+	if (s.tid > 0 && v->tid < 0)
+		v->tid = s.tid;
+	if (!v->offset_known) {
+		backfill_offset(v, s.offset);
+		v->offset_from_snapshot = true;
+	} else if (v->offset != s.offset) {
+		warn_snapshot(sc, v, "offset", s.offset, v->offset, ev->ts);
+	}
+	if (!s.has_mult)
+		return true;
+	if (!v->mult_known) {
+		backfill_mult(v, s.mult, s.frac);
+		v->mult_from_snapshot = true;
+	} else if (v->mult != s.mult) {
+		warn_snapshot(sc, v, "multiplier", s.mult, v->mult, ev->ts);
+	}
+	return true;
 }
 
 /*
@@ -249,6 +328,8 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 		vm_table_add_thread(sc->vms, ev.child,
 				    ev.thread ? vm_table_tgid_of(sc->vms, ev.pid) : ev.child);
 		return 0;
+	case HOST_SNAPSHOT:
+		return apply_snapshot(sc, &ev) ? 0 : -1;
 	default:
 		break;
 	}
@@ -261,10 +342,10 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	v = vm_get_vcpu(vm, ev.vcpu_id);
 	switch (ev.kind) {
 	case HOST_OFFSET:
-		apply_offset(v, &ev);
+		apply_offset(sc, v, &ev);
 		break;
 	case HOST_MULT:
-		apply_mult(v, &ev);
+		apply_mult(sc, v, &ev);
 		break;
 	case HOST_NESTED:
 		apply_nested(sc, v, &ev);
@@ -298,11 +379,12 @@ static void close_steps(struct vm_table *vms, uint64_t end)
 
 int scan_host(struct trace_file *host, struct vm_table *vms)
 {
-	struct scan sc = { .vms = vms, .path = host->path };
+	struct scan sc = { .host = host, .vms = vms, .path = host->path };
 	int ret;
 
 	if (host_events_init(&sc.he, host))
 		return -1;
+	vm_table_add_guest_options(vms, host);
 	host_events_warn_missing(&sc.he, host->path);
 	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);
 	free(sc.next_offset);
@@ -320,6 +402,27 @@ int scan_host(struct trace_file *host, struct vm_table *vms)
 	return 0;
 }
 
+/*
+ * trace-cmd's kvm time sync samples KVM's debugfs tsc-offset: its first
+ * sample of guest CPU @cpu is the offset when the recording began, for a
+ * vCPU no event and no snapshot describe. Any TSC event still wins.
+ */
+void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g)
+{
+	const struct td_time_shift *s = g->file.meta.shift;
+	const struct td_shift_sample *first;
+
+	if (v->offset_known || !s || v->id >= s->nr_cpus || !s->cpus[v->id].nr)
+		return;
+	first = &s->cpus[v->id].samples[0];
+	if (first->scaling != 1)
+		return;
+	backfill_offset(v, -(uint64_t)first->offset);
+	fprintf(stderr, "%s: vCPU %u: no TSC event tells its offset before host TSC %llu; taken from trace-cmd's time sync sample (%lld)\n",
+		g->file.path, v->id, (unsigned long long)(v->steps[LEVEL_L1].nr > 1 ?
+		v->steps[LEVEL_L1].steps[1].start : 0), (long long)v->offset);
+}
+
 /* A vCPU no TSC event described cannot have its guest events converted. */
 void vcpus_check_known(struct vm *vm, const char *host_path, int *errors)
 {
@@ -330,7 +433,7 @@ void vcpus_check_known(struct vm *vm, const char *host_path, int *errors)
 
 		if (!v || v->offset_known)
 			continue;
-		fprintf(stderr, "%s: no kvm_write_tsc_offset for vCPU %u of VM @%d.%u: start recording the host before the guest (scripts/record-host.sh)\n",
+		fprintf(stderr, "%s: nothing tells the TSC offset of vCPU %u of VM @%d.%u: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways: start scripts/record-host.sh before the guest boots; start it while the guest runs (it writes a snapshot of KVM's debugfs); or record with trace-cmd record -A and its kvm time sync\n",
 			host_path, v->id, vm->pid, vm->gen);
 		(*errors)++;
 	}

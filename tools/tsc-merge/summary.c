@@ -19,7 +19,21 @@ static void print_step(FILE *out, const struct tsc_step *s)
 		(unsigned long long)s->runs, s->cause);
 }
 
-static void print_vcpu(FILE *out, const struct vcpu *v)
+/* What trace-cmd's own time sync of the guest file would have made of it. */
+static void print_shift_error(FILE *out, const struct vcpu *v, unsigned long tsc_khz)
+{
+	if (!v->shift_events)
+		return;
+	fprintf(out, "    trace-cmd's time sync (TIME_SHIFT) puts its %llu guest events up to %llu host TSC ticks",
+		(unsigned long long)v->shift_events, (unsigned long long)v->shift_max_error);
+	if (tsc_khz)
+		fprintf(out, " (%llu ns)", (unsigned long long)((unsigned __int128)v->shift_max_error *
+								1000000 / tsc_khz));
+	fprintf(out, " from their exact host time%s\n",
+		v->shift_max_error ? "; --sync-out writes the exact steps in its place" : "");
+}
+
+static void print_vcpu(FILE *out, const struct vcpu *v, unsigned long tsc_khz)
 {
 	static const char *const level_names[NR_LEVELS] = { "L1", "L2" };
 	size_t i;
@@ -29,6 +43,7 @@ static void print_vcpu(FILE *out, const struct vcpu *v)
 		v->id, v->tid, (unsigned long long)v->entries,
 		(unsigned long long)v->guest_events, (unsigned long long)v->outside,
 		(unsigned long long)v->ambiguous);
+	print_shift_error(out, v, tsc_khz);
 	for (l = 0; l < NR_LEVELS; l++) {
 		if (!v->steps[l].nr)
 			continue;
@@ -38,7 +53,7 @@ static void print_vcpu(FILE *out, const struct vcpu *v)
 	}
 }
 
-static void print_vm(FILE *out, const struct vm *vm)
+static void print_vm(FILE *out, const struct vm *vm, unsigned long tsc_khz)
 {
 	unsigned int i;
 	int l;
@@ -52,12 +67,12 @@ static void print_vm(FILE *out, const struct vm *vm)
 	fputc('\n', out);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		if (vm->vcpus[i])
-			print_vcpu(out, vm->vcpus[i]);
+			print_vcpu(out, vm->vcpus[i], tsc_khz);
 }
 
 void summary_print(FILE *out, const struct trace_file *host,
 		   struct vm_table *vms, const struct guest *guests,
-		   int nr_guests, const struct merge_stats *stats)
+		   int nr_guests, const struct merge_stats *stats, unsigned long tsc_khz)
 {
 	unsigned int i;
 	int g;
@@ -65,7 +80,7 @@ void summary_print(FILE *out, const struct trace_file *host,
 	fprintf(out, "host %s: %llu events, %u VMs\n", host->path,
 		(unsigned long long)stats->host_events, vm_table_count(vms));
 	for (i = 0; i < vm_table_count(vms); i++)
-		print_vm(out, vm_table_get(vms, i));
+		print_vm(out, vm_table_get(vms, i), tsc_khz);
 	for (g = 0; g < nr_guests; g++)
 		fprintf(out, "guest '%s' %s: %llu events, %llu outside host run intervals, %llu ambiguous\n",
 			guests[g].name, guests[g].file.path,

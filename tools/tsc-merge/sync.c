@@ -20,12 +20,20 @@
  * while the merge runs, since the merge keeps the other core busy; the new
  * options are appended when it is done.
  *
+ * Inputs that trace-cmd's agent wrote already carry these options, with
+ * its sampled shift: the new ones come later in the file, and libtracecmd
+ * keeps the last TIME_SHIFT it reads and looks up the last GUEST option of
+ * a trace id, so the exact steps replace the samples rather than add to
+ * them.
+ *
  * Two quirks of libtracecmd's lookup are designed around: an event at or
  * after the last sample uses the one before it, so a sentinel at INT64_MAX
- * repeats the last sample; it sorts the samples as signed numbers, so a
- * guest time at or above 2^63 cannot be expressed. Nor can two events at
- * one guest time with different host times (after a TSC set backwards):
- * those are reported per CPU with how far off trace-cmd would put them.
+ * repeats the last sample (and an event at INT64_MAX itself gets its sample
+ * one tick earlier, since equal times are merged); it sorts the samples as
+ * signed numbers, so a guest time above 2^63 - 1 cannot be expressed. Nor
+ * can two events at one guest time with different host times (after a TSC
+ * set backwards): those are reported per CPU with how far off trace-cmd
+ * would put them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -174,11 +182,6 @@ static int prepare_guest(struct sync_out *s, struct sync_guest *sg, struct guest
 	sg->g = g;
 	if (check_guest_buffers(g) || open_sync_file(s, &sg->file, g->file.path))
 		return -1;
-	if (sg->file.td.has_time_shift) {
-		fprintf(stderr, "%s: already carries a time sync (TIME_SHIFT option), from trace-cmd's agent or an earlier --sync-out; give the original recording\n",
-			g->file.path);
-		return -1;
-	}
 	sg->nr_cpus = tracecmd_cpus(g->file.handle);
 	sg->cpus = xcalloc(sg->nr_cpus, sizeof(*sg->cpus));
 	return 0;
@@ -253,11 +256,6 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	}
 	if (open_sync_file(s, &s->host, host->path))
 		goto fail;
-	if (s->host.td.has_guest) {
-		fprintf(stderr, "%s: already carries a GUEST option, from trace-cmd's agent or an earlier --sync-out; give the original recording\n",
-			host->path);
-		goto fail;
-	}
 	for (i = 0; i < nr_guests; i++)
 		if (prepare_guest(s, &s->guests[i], &guests[i]))
 			goto fail;
@@ -343,20 +341,24 @@ static void sync_event(void *priv, const struct merged_event *e)
 	struct sync_cpu *c;
 	const struct sample *at;
 	int64_t offset = (int64_t)(e->host_ts - e->guest_ts);
+	uint64_t time = e->guest_ts;
 
 	if (!e->guest)
 		return;
 	c = &s->guests[e->guest - s->base].cpus[e->cpu];
-	if (e->guest_ts >= SAMPLE_TIME_MAX) {
-		note_inexact(c, e->guest_ts, UINT64_MAX);
+	if (time > SAMPLE_TIME_MAX) {
+		note_inexact(c, time, UINT64_MAX);
 		return;
 	}
-	if (!c->nr || e->guest_ts > c->s[c->nr - 1].time) {
+	/* The sentinel's time: libtracecmd keeps one sample per time. */
+	if (time == SAMPLE_TIME_MAX)
+		time--;
+	if (!c->nr || time > c->s[c->nr - 1].time) {
 		if (!c->nr || c->s[c->nr - 1].offset != offset)
-			add_sample(c, e->guest_ts, offset);
+			add_sample(c, time, offset);
 		return;
 	}
-	at = find_sample(c, e->guest_ts);
+	at = find_sample(c, time);
 	if (at->offset != offset)
 		note_inexact(c, e->guest_ts, at->offset > offset ?
 			     (uint64_t)at->offset - (uint64_t)offset :
@@ -393,7 +395,7 @@ static int report_inexact(const struct sync_out *s)
 				(unsigned long long)sc->first_bad,
 				(unsigned long long)sc->last_bad);
 			if (sc->max_error == UINT64_MAX)
-				fprintf(stderr, "a guest time at or above 2^63, which trace-cmd sorts as negative, cannot be placed at all\n");
+				fprintf(stderr, "a guest time above 2^63 - 1 (9223372036854775807), which trace-cmd's time sync sorts as negative, cannot be placed at all\n");
 			else
 				fprintf(stderr, "two host times for one guest time; they would be up to %llu host TSC ticks off%s\n",
 					(unsigned long long)sc->max_error,

@@ -141,10 +141,6 @@ static int note_option(struct td_file *f, unsigned int id, const unsigned char *
 {
 	if (id == TD_OPTION_TRACEID && size >= 8)
 		f->trace_id = td_number(f, data, 8);
-	else if (id == TD_OPTION_TIME_SHIFT)
-		f->has_time_shift = true;
-	else if (id == TD_OPTION_GUEST)
-		f->has_guest = true;
 	return 0;
 }
 

@@ -22,9 +22,16 @@
  */
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 int tracecmd_cpus(struct tracecmd_input *handle);
-int tracecmd_enable_tsync(struct tracecmd_input *handle, bool enable);
+void tracecmd_set_flag(struct tracecmd_input *handle, int flag);
+/*
+ * libtracecmd's handle flag for raw timestamps (trace-cmd-private.h): no
+ * TIME_SHIFT, TSC2NSEC, --date or offset is applied to what it reads.
+ */
+#define TRACECMD_FL_RAW_TS	(1 << 3)
 
 #define TSC_CLOCK "x86-tsc"
+/* trace-cmd's clock of x86-tsc counts that it shows in ns (TSC2NSEC). */
+#define TSC2NSEC_CLOCK "tsc2nsec"
 /*
  * The largest vCPU id KVM gives: KVM_MAX_VCPU_IDS - 1 with the largest
  * CONFIG_KVM_MAX_NR_VCPUS (4096, times KVM_VCPU_ID_RATIO 4). A trace with a
@@ -83,6 +90,9 @@ struct vcpu {
 	unsigned int frac;
 	bool offset_known;
 	bool mult_known;
+	/* Known from a snapshot only: the first event's previous value wins. */
+	bool offset_from_snapshot;
+	bool mult_from_snapshot;
 	enum tsc_level level;		/* what kvm_entry enters now */
 	enum tsc_level scan_run_level;	/* of the last kvm_entry */
 	struct step_list steps[NR_LEVELS];
@@ -94,6 +104,9 @@ struct vcpu {
 	uint64_t outside;
 	uint64_t ambiguous;
 	uint64_t entries;
+	/* Against trace-cmd's TIME_SHIFT of its guest file, if it had one. */
+	uint64_t shift_events;
+	uint64_t shift_max_error;	/* host TSC ticks */
 };
 
 struct guest;
@@ -111,12 +124,55 @@ struct vm {
 	struct guest *guest[NR_LEVELS];	/* its own trace, its L2's */
 };
 
+/* tdmeta.c: what trace-cmd's own options say of a file's time and guests */
+struct td_guest_map {			/* a GUEST option of a host file */
+	char *name;
+	uint64_t trace_id;
+	unsigned int nr_cpus;
+	int *tids;			/* host thread per guest CPU; -1: none */
+};
+
+struct td_shift_sample {		/* as libtracecmd holds them */
+	int64_t time;
+	int64_t offset;
+	int64_t scaling;
+	int64_t fraction;
+};
+
+struct td_shift_cpu {
+	struct td_shift_sample *samples;
+	unsigned int nr;
+};
+
+struct td_time_shift {
+	uint64_t peer;
+	uint32_t flags;
+	unsigned int nr_cpus;
+	struct td_shift_cpu *cpus;
+};
+
+struct td_meta {
+	uint64_t trace_id;		/* 0: no TRACEID */
+	uint32_t tsc2nsec_mult;		/* 0: no TSC2NSEC */
+	uint32_t tsc2nsec_shift;
+	struct td_guest_map *guests;
+	unsigned int nr_guests;
+	struct td_time_shift *shift;	/* the TIME_SHIFT libtracecmd would use */
+};
+
+int td_read_meta(const char *path, struct td_meta *m);
+void td_meta_free(struct td_meta *m);
+unsigned long td_meta_tsc_khz(const struct td_meta *m);
+uint64_t td_shift_apply(const struct td_time_shift *s, unsigned int cpu, uint64_t ts);
+
 /* A trace.dat file and the buffers (top level and instances) it holds. */
 struct trace_file {
 	const char *path;
 	struct tracecmd_input *handle;
 	struct tracecmd_input **buffers;
 	int nr_buffers;
+	struct td_meta meta;
+	unsigned long snapshot_khz;	/* host: record-host.sh's tsc_khz line */
 };
 
 /* A guest trace tied to a VM; @level picks the steps that convert it. */
@@ -169,6 +225,9 @@ struct vm_table;
 struct vm_table *vm_table_new(void);
 void vm_table_free(struct vm_table *t);
 void vm_table_add_thread(struct vm_table *t, int tid, int tgid);
+void vm_table_pin_thread(struct vm_table *t, int tid, int tgid);
+void vm_table_absorb(struct vm_table *t, struct vm *into, struct vm *from);
+struct vm *vm_table_find_process(struct vm_table *t, int pid);
 int vm_table_tgid_of(struct vm_table *t, int tid);
 struct vm *vm_table_vm_of_process(struct vm_table *t, int pid, const char *comm);
 struct vm *vm_table_new_generation(struct vm_table *t, struct vm *vm,
@@ -181,7 +240,8 @@ struct vcpu *vm_find_vcpu(const struct vm *vm, unsigned int id);
 unsigned int vm_count_running_vcpus(const struct vm *vm);
 unsigned int vm_table_count(const struct vm_table *t);
 struct vm *vm_table_get(const struct vm_table *t, unsigned int index);
-int vm_table_tie_guest(struct vm_table *t, struct guest *g);
+void vm_table_add_guest_options(struct vm_table *t, const struct trace_file *host);
+int vm_table_tie_guest(struct vm_table *t, struct guest *g, const struct trace_file *host);
 int guest_check_cpus(struct guest *g);
 
 /* hostev.c */
@@ -193,16 +253,17 @@ enum host_kind {
 	HOST_ENTRY,
 	HOST_EXIT,
 	HOST_NEWTASK,
+	HOST_SNAPSHOT,			/* a record-host.sh snapshot line */
 };
 
 struct host_events {
 	struct tep_handle *tep;
-	struct tep_event *offset, *mult, *nested, *entry, *exit, *newtask;
+	struct tep_event *offset, *mult, *nested, *entry, *exit, *newtask, *print;
 	struct tep_format_field *off_vcpu, *off_prev, *off_next;
 	struct tep_format_field *mul_vcpu, *mul_prev, *mul_next, *mul_frac;
 	struct tep_format_field *nes_vcpu, *nes_mode, *nes_prev, *nes_next;
 	struct tep_format_field *nes_mult, *ent_vcpu, *exit_vcpu;
-	struct tep_format_field *nt_pid, *nt_flags;
+	struct tep_format_field *nt_pid, *nt_flags, *print_buf;
 };
 
 struct host_ev {
@@ -217,6 +278,7 @@ struct host_ev {
 	bool guest_mode;
 	int child;			/* task_newtask */
 	bool thread;
+	char text[256];			/* a snapshot line, NUL-terminated */
 };
 
 int host_events_init(struct host_events *he, struct trace_file *host);
@@ -226,9 +288,33 @@ enum host_kind host_event_decode(const struct host_events *he,
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev);
 
+/* snapshot.c: record-host.sh's "kvm-tsc-snapshot" lines */
+#define SNAPSHOT_PREFIX "kvm-tsc-snapshot "
+
+struct snapshot_vcpu {
+	int pid;			/* the VMM process */
+	unsigned int vcpu_id;
+	int tid;			/* 0: the vCPU never ran */
+	uint64_t offset;
+	uint64_t mult;
+	unsigned int frac;
+	bool has_mult;
+};
+
+enum snapshot_kind {
+	SNAPSHOT_OTHER,			/* "end", or a field this reader ignores */
+	SNAPSHOT_KHZ,
+	SNAPSHOT_VCPU,
+	SNAPSHOT_BAD,
+};
+
+enum snapshot_kind snapshot_parse(const char *line, struct snapshot_vcpu *v,
+				  unsigned long *khz);
+
 /* scan.c */
 int scan_host(struct trace_file *host, struct vm_table *vms);
 void vcpus_check_known(struct vm *vm, const char *host_path, int *errors);
+void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g);
 
 /* convert.c: where one guest CPU's stream has got to in its step list */
 struct guest_cursor {
@@ -302,6 +388,9 @@ void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
 			struct guest *guests, int nr_guests);
 extern const struct sink_ops perfetto_sink_ops;
 
+/* shiftcmp.c */
+extern const struct sink_ops shiftcmp_sink_ops;
+
 /* outfile.c */
 struct outfile {
 	const char *path;		/* as the user named it; "-": stdout */
@@ -343,8 +432,6 @@ struct td_file {
 	uint64_t last_link;		/* where the last DONE option's link is */
 	uint32_t desc;			/* an option section's description */
 	uint64_t trace_id;		/* 0: no TRACEID option */
-	bool has_time_shift;
-	bool has_guest;
 };
 
 /* Options being built, in the file's byte order. */
@@ -397,6 +484,6 @@ extern const struct sink_ops sync_sink_ops;
 /* summary.c */
 void summary_print(FILE *out, const struct trace_file *host,
 		   struct vm_table *vms, const struct guest *guests,
-		   int nr_guests, const struct merge_stats *stats);
+		   int nr_guests, const struct merge_stats *stats, unsigned long tsc_khz);
 
 #endif

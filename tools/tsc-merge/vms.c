@@ -19,6 +19,7 @@
 struct thread {
 	int tid;
 	int tgid;
+	bool pinned;			/* from a GUEST option or a snapshot */
 	struct thread *next;
 };
 
@@ -79,18 +80,39 @@ void vm_table_free(struct vm_table *t)
 	free(t);
 }
 
-/* Remember a new thread; a tid reused after an exit takes the new owner. */
-void vm_table_add_thread(struct vm_table *t, int tid, int tgid)
+static struct thread *get_thread(struct vm_table *t, int tid)
 {
 	struct thread *th = find_thread(t, tid);
 
 	if (!th) {
 		th = xcalloc(1, sizeof(*th));
 		th->tid = tid;
+		th->tgid = tid;
 		th->next = t->threads[hash_tid(tid)];
 		t->threads[hash_tid(tid)] = th;
 	}
+	return th;
+}
+
+/*
+ * Remember a new thread; a tid reused after an exit takes the new owner,
+ * but what a GUEST option or a snapshot said comes first.
+ */
+void vm_table_add_thread(struct vm_table *t, int tid, int tgid)
+{
+	struct thread *th = get_thread(t, tid);
+
+	if (!th->pinned)
+		th->tgid = tgid;
+}
+
+/* @tid runs a vCPU of process @tgid, whatever the clone events say. */
+void vm_table_pin_thread(struct vm_table *t, int tid, int tgid)
+{
+	struct thread *th = get_thread(t, tid);
+
 	th->tgid = tgid;
+	th->pinned = true;
 }
 
 int vm_table_tgid_of(struct vm_table *t, int tid)
@@ -125,6 +147,47 @@ static struct vm *find_vm(const struct vm_table *t, int pid, unsigned int gen)
 		    (gen || t->vms[i]->current))
 			return t->vms[i];
 	return NULL;
+}
+
+/*
+ * Before the snapshot told it, @from collected the events of one vCPU
+ * thread as if it were a process of its own: its vCPUs go to @into, the VM
+ * of their real process, and it leaves the table.
+ */
+void vm_table_absorb(struct vm_table *t, struct vm *into, struct vm *from)
+{
+	unsigned int i;
+
+	for (i = 0; i < from->nr_vcpus; i++) {
+		struct vcpu *v = from->vcpus[i];
+
+		if (!v)
+			continue;
+		if (vm_find_vcpu(into, i)) {
+			fprintf(stderr, "warning: vCPU %u of VM @%d is named twice, by its thread %d and its process %d; the thread's events before the snapshot are dropped\n",
+				i, into->pid, from->pid, into->pid);
+			for (int l = 0; l < NR_LEVELS; l++)
+				free(v->steps[l].steps);
+			free(v);
+			continue;
+		}
+		vm_get_vcpu(into, i);
+		free(into->vcpus[i]);
+		into->vcpus[i] = v;
+		v->vm = into;
+	}
+	free(from->vcpus);
+	for (i = from->index + 1; i < t->nr_vms; i++) {
+		t->vms[i - 1] = t->vms[i];
+		t->vms[i - 1]->index = i - 1;
+	}
+	t->nr_vms--;
+	free(from);
+}
+
+struct vm *vm_table_find_process(struct vm_table *t, int pid)
+{
+	return find_vm(t, pid, 0);
 }
 
 /* The VM a VMM process runs now; @comm names the process if it is new. */
@@ -293,10 +356,11 @@ int guest_check_cpus(struct guest *g)
 			if (!r)
 				continue;
 			tracecmd_free_record(r);
-			if (v && v->steps[g->level].nr)
+			if (v && v->entries && v->steps[g->level].nr)
 				continue;
 			fprintf(stderr, "%s: CPU %d has events, but %s\n", g->file.path, cpu,
 				!v ? "the VM has no vCPU with that id in the host trace" :
+				!v->entries ? "the host trace never runs that vCPU (no kvm_entry of it)" :
 				"the host trace has no kvm_nested_tsc_offset for that vCPU");
 			errors++;
 		}
@@ -304,10 +368,105 @@ int guest_check_cpus(struct guest *g)
 	return errors ? -1 : 0;
 }
 
-/* Never guess: an ambiguous or missing VM is an error listing the choices. */
-int vm_table_tie_guest(struct vm_table *t, struct guest *g)
+/* The host's GUEST option for @g's trace id, if trace-cmd wrote one. */
+static const struct td_guest_map *guest_map_of(const struct trace_file *host,
+					       const struct guest *g)
 {
-	struct vm *vm = g->want_pid ? pick_by_pid(t, g) : pick_automatically(t, g);
+	unsigned int i;
+
+	if (!g->file.meta.trace_id || g->level != LEVEL_L1)
+		return NULL;
+	for (i = 0; i < host->meta.nr_guests; i++)
+		if (host->meta.guests[i].trace_id == g->file.meta.trace_id)
+			return &host->meta.guests[i];
+	return NULL;
+}
+
+static struct vcpu *vcpu_of_thread(struct vm_table *t, int tid)
+{
+	struct vm *vm = find_vm(t, vm_table_tgid_of(t, tid), 0);
+	unsigned int i;
+
+	for (i = 0; vm && i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i] && vm->vcpus[i]->tid == tid && vm->vcpus[i]->entries)
+			return vm->vcpus[i];
+	return NULL;
+}
+
+/*
+ * trace-cmd's GUEST option names the host thread of each guest CPU: the
+ * VM whose vCPU N that thread ran, for every N, with as many CPUs as the
+ * guest file has.
+ */
+static struct vm *pick_by_guest_option(struct vm_table *t, struct guest *g,
+				       const struct trace_file *host,
+				       const struct td_guest_map *map)
+{
+	struct vm *vm = NULL;
+	unsigned int cpu;
+
+	if ((unsigned int)g->nr_cpus != map->nr_cpus) {
+		fprintf(stderr, "%s: has %d CPUs, but %s's GUEST option '%s' (trace id %#llx) names %u\n",
+			g->file.path, g->nr_cpus, host->path, map->name,
+			(unsigned long long)map->trace_id, map->nr_cpus);
+		return NULL;
+	}
+	for (cpu = 0; cpu < map->nr_cpus; cpu++) {
+		struct vcpu *v = vcpu_of_thread(t, map->tids[cpu]);
+
+		if (!v || v->id != cpu || (vm && v->vm != vm)) {
+			fprintf(stderr, "%s: its GUEST option '%s' says host thread %d runs CPU %u of %s, but %s\n",
+				host->path, map->name, map->tids[cpu], cpu, g->file.path,
+				!v ? "the host data has no kvm_entry of that thread" :
+				v->id != cpu ? "that thread runs another vCPU" :
+				"that thread belongs to another VM");
+			return NULL;
+		}
+		vm = v->vm;
+	}
+	return vm;
+}
+
+/*
+ * The vCPU threads of every guest the host's GUEST options name belong to
+ * one VM each, before any clone event says otherwise: trace-cmd record -A
+ * starts while the VMs run. The VM is named after the guest and numbered
+ * after its first vCPU thread, since the option does not give the VMM's
+ * pid.
+ */
+void vm_table_add_guest_options(struct vm_table *t, const struct trace_file *host)
+{
+	unsigned int i, cpu;
+
+	for (i = 0; i < host->meta.nr_guests; i++) {
+		const struct td_guest_map *map = &host->meta.guests[i];
+		int first = -1;
+
+		for (cpu = 0; cpu < map->nr_cpus; cpu++) {
+			if (map->tids[cpu] <= 0)
+				continue;
+			if (first < 0)
+				first = map->tids[cpu];
+			vm_table_pin_thread(t, map->tids[cpu], first);
+		}
+		if (first > 0 && !find_vm(t, first, 0))
+			vm_table_vm_of_process(t, first, map->name);
+	}
+}
+
+/* Never guess: an ambiguous or missing VM is an error listing the choices. */
+int vm_table_tie_guest(struct vm_table *t, struct guest *g, const struct trace_file *host)
+{
+	const struct td_guest_map *map = g->want_pid ? NULL : guest_map_of(host, g);
+	struct vm *vm;
+
+	if (map) {
+		vm = pick_by_guest_option(t, g, host, map);
+		if (!vm)
+			return -1;
+	} else {
+		vm = g->want_pid ? pick_by_pid(t, g) : pick_automatically(t, g);
+	}
 
 	if (!vm) {
 		list_candidates(t, stderr);

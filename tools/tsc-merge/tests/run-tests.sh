@@ -269,8 +269,8 @@ test_bad_files()
 	tap_result $? "a guest not using x86-tsc is refused by name"
 	{ echo "comm 1000 qemu"; run 1000 0 100 200; } | mktrace notsc-host
 	merge notsc -H "$WORK/notsc-host.dat" -g "$WORK/step-guest.dat"
-	expect_error "$WORK/notsc-host.dat: no kvm_write_tsc_offset for vCPU 0 of VM @1000.1"
-	tap_result $? "a host trace with no TSC event for the VM is refused by name"
+	expect_error "$WORK/notsc-host.dat: nothing tells the TSC offset of vCPU 0 of VM @1000.1: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways"
+	tap_result $? "a host trace with nothing that tells a vCPU's offset is refused by name, with the three recipes"
 	merge missing -H "$WORK/step-host.dat" -g "$WORK/nothere.dat"
 	expect_error "$WORK/nothere.dat: No such file or directory"
 	tap_result $? "a missing file is named"
@@ -386,8 +386,9 @@ test_json()
 			"$WORK/midrun.json" >/dev/null
 	tap_result $? "JSON slices balance when the trace begins inside a run"
 	"$MERGE" -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" -j "$WORK/x.json" 2>"$WORK/x.err"
-	[ $? = 2 ] && grep -q "need --tsc-khz" "$WORK/x.err"
-	tap_result $? "--json without --tsc-khz is a usage error"
+	[ $? = 1 ] && grep -q "vms-host.dat does not say it (no TSC2NSEC option, no record-host.sh snapshot): give --tsc-khz" "$WORK/x.err" &&
+		[ ! -e "$WORK/x.json" ]
+	tap_result $? "--json without --tsc-khz, on a host file that does not say the rate, is refused and writes nothing"
 }
 
 # pftrace_events FILE: the Perfetto trace decoded by protoc against the
@@ -464,13 +465,19 @@ test_sync_out()
 	tap_result $? "--sync-out: trace-cmd report puts stepped, scaled and nested guest events at their exact host times"
 	merge sync-again -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync"
 	expect_error "step-host.dat: exists; --force replaces it" &&
-		merge sync-twice -H "$WORK/sync/step-host.dat" -g "$WORK/sync/step-guest.dat" -S "$WORK/sync2" &&
-		expect_error "step-host.dat: already carries a GUEST option" &&
 		merge sync-self -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK" -f &&
 		expect_error "would write over its input" &&
-		[ -z "$(ls -A "$WORK/sync2")" ] &&
 		[ "$(ls -A "$WORK/sync" | wc -l)" = 4 ]
-	tap_result $? "--sync-out refuses an existing output, an input already synced and its own input by name; writes nothing"
+	tap_result $? "--sync-out refuses an existing output and its own input by name; writes nothing"
+	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's
+	# agent writes them: merged again, the guest is tied by its trace id
+	# alone, its shift is measured (exact: 0 ticks off) and replaced.
+	merge sync-twice -H "$WORK/sync/step-host.dat" -g "$WORK/sync/step-guest.dat" -S "$WORK/sync2" &&
+		expect 0 "250 step-guest:0 print: 0x0: before" "450 step-guest:0 print: 0x0: after" &&
+		grep -q "trace-cmd's time sync (TIME_SHIFT) puts its 2 guest events up to 0 host TSC ticks from their exact host time" \
+			"$WORK/sync-twice.summary" &&
+		[ "$(report_guest_times "$WORK/sync2" step-host step-guest)" = "250 450 " ]
+	tap_result $? "--sync-out copies as input: tied by the GUEST option, their TIME_SHIFT measured and replaced, not stacked"
 	# Offset 2^63: guest 2^63 + 100 is host 100, but trace-cmd sorts
 	# sample times as signed numbers.
 	{ echo "comm 1000 qemu"
@@ -478,9 +485,55 @@ test_sync_out()
 	  run 1000 0 50 200; } | mktrace big-host
 	mark 0 9223372036854775908 x | mktrace big-guest
 	merge sync-big -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$WORK/sync-big"
-	expect_error "big-guest.dat: CPU 0 (vCPU 0 of VM @1000.1): 1 events between guest TSC 9223372036854775908 and 9223372036854775908 .*at or above 2^63" &&
+	expect_error "big-guest.dat: CPU 0 (vCPU 0 of VM @1000.1): 1 events between guest TSC 9223372036854775908 and 9223372036854775908 .*above 2^63 - 1" &&
 		[ -z "$(ls -A "$WORK/sync-big")" ]
 	tap_result $? "--sync-out names the file, CPU and guest TSC range trace-cmd cannot place, and writes nothing"
+	# Offset 2^63 - 1 + 100: guest 2^63 - 1 is host 2^64 - 100 + ... placed
+	# exactly by a sample one tick before it.
+	{ echo "comm 1000 qemu"
+	  echo "0 1 1000 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=0x7fffffffffffff9b next_tsc_offset=0x7fffffffffffff9b"
+	  run 1000 0 50 200; } | mktrace max-host
+	mark 0 9223372036854775807 x | mktrace max-guest
+	merge sync-max -H "$WORK/max-host.dat" -g "$WORK/max-guest.dat" -S "$WORK/sync-max"
+	expect 0 "100 max-guest:0 print: 0x0: x" &&
+		[ "$(report_guest_times "$WORK/sync-max" max-host max-guest)" = "100 " ]
+	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
+}
+
+# record-host.sh started while the VM ran: no clone event, no offset event
+# before the guest's events; the snapshot lines give the VMM of each vCPU
+# thread and its offset. Thread 1001 ran before the snapshot came.
+test_snapshot()
+{
+	{ echo "comm 1001 vcpu0"; echo "comm 1002 vcpu1"; echo "comm 1000 qemu"
+	  run 1001 0 100 200
+	  echo "0 210 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot tsc_khz=2000000\n\""
+	  echo "0 211 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot vm=1000-12 pid=1000 vcpu=0 tid=1001 tsc_offset=-50\n\""
+	  echo "0 212 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot vm=1000-12 pid=1000 vcpu=1 tid=1002 tsc_offset=700\n\""
+	  echo "0 213 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot end vms=1 vcpus=2\n\""
+	  run 1002 1 300 400
+	  echo "0 410 1002 kvm:kvm_write_tsc_offset vcpu_id=1 previous_tsc_offset=700 next_tsc_offset=9000"
+	  run 1002 1 500 600; } | mktrace snap-host
+	{ mark 0 100 a; mark 1 1050 b; mark 1 9550 c; } | mktrace snap-guest
+	merge snap -H "$WORK/snap-host.dat" -g g="$WORK/snap-guest.dat" -j "$WORK/snap.json"
+	expect 0 "150 g:0 print: 0x0: a" "350 g:1 print: 0x0: b" "550 g:1 print: 0x0: c" &&
+		grep -q "^VM @1000.1 (qemu), 2 vCPUs ran" "$WORK/snap.summary" && [ -s "$WORK/snap.json" ]
+	tap_result $? "a recording started while the VM ran: the snapshot ties the vCPU threads and gives their offsets and -k"
+	{ sed 's/previous_tsc_offset=700/previous_tsc_offset=800/'; } <<<"$(printf '%s\n' \
+		"comm 1002 vcpu1" \
+		"0 212 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot vm=1000-12 pid=1000 vcpu=1 tid=1002 tsc_offset=700\n\"" \
+		"0 300 1002 kvm:kvm_entry vcpu_id=1" "0 400 1002 kvm:kvm_exit vcpu_id=1" \
+		"0 410 1002 kvm:kvm_write_tsc_offset vcpu_id=1 previous_tsc_offset=700 next_tsc_offset=9000" \
+		"0 500 1002 kvm:kvm_entry vcpu_id=1" "0 600 1002 kvm:kvm_exit vcpu_id=1")" | mktrace snapbad-host
+	{ mark 1 1150 b; } | mktrace snapbad-guest
+	merge snapbad -H "$WORK/snapbad-host.dat" -g g="$WORK/snapbad-guest.dat@1000"
+	expect 0 "350 g:1 print: 0x0: b" &&
+		grep -q "warning: vCPU 1 of VM @1000: the snapshot says offset 0x2bc, the event at host TSC 410 says 0x320; the event's value is used" <<<"$ERR"
+	tap_result $? "a snapshot and a later event disagree: a warning names both values, the event wins"
+	echo "0 5 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot vm=1-2 pid=x vcpu=0 tid=3 tsc_offset=1\n\"" | mktrace snapjunk-host
+	merge snapjunk -H "$WORK/snapjunk-host.dat" -g "$WORK/step-guest.dat"
+	expect_error "snapjunk-host.dat: the snapshot line at host TSC 5 does not parse: 'kvm-tsc-snapshot vm=1-2 pid=x"
+	tap_result $? "a damaged snapshot line is refused with the file, time and line"
 }
 
 main()
@@ -496,14 +549,15 @@ main()
 		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 33
+	ktap_set_plan 38
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_sync_out test_outputs_kept; do
+		 test_nested_needs_pid test_json test_perfetto test_sync_out test_outputs_kept \
+		 test_snapshot; do
 		"$t"
 	done
-	# Fails unless all 33 planned results passed or skipped.
+	# Fails unless all 38 planned results passed or skipped.
 	ktap_finished
 }
 
