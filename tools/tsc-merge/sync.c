@@ -89,6 +89,7 @@ struct sync_out {
 	pthread_t copier;
 	bool copying;
 	struct sync_file host;
+	const struct td_meta *host_meta;
 	struct guest *base;
 	struct sync_guest *guests;
 	int nr_guests;
@@ -245,6 +246,7 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	s->force = force;
 	s->max_error = max_error;
 	s->base = guests;
+	s->host_meta = &host->meta;
 	s->nr_guests = nr_guests;
 	s->guests = xcalloc(nr_guests, sizeof(*s->guests));
 	s->host.td.fd = s->host.fd = -1;
@@ -521,12 +523,64 @@ static int rename_file(struct sync_out *s, struct sync_file *f)
 	return 0;
 }
 
+/*
+ * The host's only buffer with data, when it is an instance and the top
+ * level is empty, as record-host.sh records; else NULL.
+ */
+static const struct td_buffer *instance_only(const struct td_meta *m)
+{
+	const struct td_buffer *inst = NULL;
+	unsigned int i;
+
+	for (i = 0; i < m->nr_buffers; i++) {
+		const struct td_buffer *b = &m->buffers[i];
+
+		if (!b->cpus)
+			continue;
+		if (!*b->name || inst)
+			return NULL;
+		inst = b;
+	}
+	return inst && inst->cpus_at ? inst : NULL;
+}
+
+/*
+ * KernelShark 2.2.1 ties the GUEST options to the host file's first
+ * stream, its top-level buffer, and looks there for the vCPU threads'
+ * kvm_entry and kvm_exit for its KVM combo plot. So the copy's top level
+ * names the instance's data (libtracecmd takes the last BUFFER option
+ * named "" as the top level) and the instance keeps no CPUs, so that
+ * every event is still read once.
+ */
+static int move_instance_to_top(struct sync_out *s, struct td_options *o)
+{
+	const struct td_buffer *b = instance_only(s->host_meta);
+	const struct td_file *td = &s->host.td;
+
+	if (!b)
+		return 0;
+	td_opt_begin(o, TD_OPTION_BUFFER);
+	td_opt_put_bytes(o, b->payload, 8);
+	td_opt_put_string(o, "");
+	td_opt_put_bytes(o, b->payload + b->name_end, b->len - b->name_end);
+	td_opt_end(o, td);
+	if (td_patch_number(td, s->host.fd, b->cpus_at, 0, 4)) {
+		fprintf(stderr, "%s: writing failed: %s\n", s->host.tmp, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int write_host(struct sync_out *s)
 {
 	struct td_options o;
 	int i, ret;
 
 	td_opt_init(&o);
+	if (move_instance_to_top(s, &o)) {
+		td_opt_free(&o);
+		return -1;
+	}
 	build_trace_id(&o, &s->host);
 	for (i = 0; i < s->nr_guests; i++)
 		build_guest(&o, &s->host.td, &s->guests[i]);

@@ -184,6 +184,7 @@ static int read_section(struct td_file *f, uint64_t off, td_option_fn visit, uin
 			ret = 0;
 			goto out;
 		}
+		f->option_at = off + sizeof(hdr) + pos;
 		if (visit(f, id, data + pos, len))
 			goto out;
 		pos += len;
@@ -306,6 +307,11 @@ void td_opt_put_string(struct td_options *o, const char *s)
 	memcpy(grow(o, strlen(s) + 1), s, strlen(s) + 1);
 }
 
+void td_opt_put_bytes(struct td_options *o, const void *p, size_t len)
+{
+	memcpy(grow(o, len), p, len);
+}
+
 void td_opt_end(struct td_options *o, const struct td_file *f)
 {
 	put_number(f, o->buf + o->start, o->id, 2);
@@ -358,6 +364,15 @@ int td_copy(const struct td_file *f, int fd)
  * To a copy of @f in @fd, append the options of @o in a new section and
  * link it from the last DONE option.
  */
+/* In a copy of @f in @fd, overwrite @len bytes at @off with @o's numbers. */
+int td_patch_number(const struct td_file *f, int fd, uint64_t off, uint64_t v, int bytes)
+{
+	unsigned char buf[8];
+
+	put_number(f, buf, v, bytes);
+	return write_all(fd, buf, bytes, off);
+}
+
 int td_append(const struct td_file *f, int fd, const struct td_options *o)
 {
 	unsigned char hdr[SECTION_HEADER_SIZE], link[8];

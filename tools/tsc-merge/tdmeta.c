@@ -3,7 +3,8 @@
  * tdmeta.c: what trace-cmd's own options say about a trace.dat's time and
  * guests: TRACEID, TSC2NSEC (the tsc2nsec clock's conversion), GUEST (a
  * guest's name, trace id and the host thread of each of its CPUs) and
- * TIME_SHIFT (the samples trace-cmd's time sync took), read as libtracecmd
+ * TIME_SHIFT (the samples trace-cmd's time sync took) and BUFFER (where
+ * each buffer's data lies), read as libtracecmd
  * 1.3.1 reads them, and the host time that TIME_SHIFT gives a guest time.
  *
  * libtracecmd opens the inputs with raw timestamps (input.c), so none of
@@ -186,6 +187,36 @@ short_option:
 	return td_damaged(f, "a TIME_SHIFT option is cut short");
 }
 
+/*
+ * BUFFER (version 7): u64 section offset, name, clock, u32 page size, u32
+ * CPUs, then per CPU u32 cpu, u64 offset, u64 size. Kept whole, so that a
+ * copy can name the same data under another buffer.
+ */
+static int read_buffer(struct td_file *f, const unsigned char *data, uint32_t len)
+{
+	struct td_meta *m = meta_of(f);
+	const unsigned char *name = data + 8, *clock, *end = data + len;
+	struct td_buffer *b;
+
+	if (len < 8 || !(clock = memchr(name, '\0', end - name)) ||
+	    !(clock = clock + 1, memchr(clock, '\0', end - clock)))
+		return td_damaged(f, "a BUFFER option is cut short");
+	m->buffers = xrealloc(m->buffers, m->nr_buffers + 1, sizeof(*m->buffers));
+	b = &m->buffers[m->nr_buffers++];
+	memset(b, 0, sizeof(*b));
+	b->name = strdup((const char *)name);
+	b->name_end = clock - data;
+	b->payload = xcalloc(len, 1);
+	memcpy(b->payload, data, len);
+	b->len = len;
+	clock += strlen((const char *)clock) + 1;
+	if (end - clock >= 8) {
+		b->cpus_at = f->option_at + (clock + 4 - data);
+		b->cpus = td_number(f, clock + 4, 4);
+	}
+	return 0;
+}
+
 static int read_option(struct td_file *f, unsigned int id, const unsigned char *data,
 		       uint32_t len)
 {
@@ -208,6 +239,8 @@ static int read_option(struct td_file *f, unsigned int id, const unsigned char *
 		return 0;
 	case TD_OPTION_GUEST:
 		return read_guest(f, data, len);
+	case TD_OPTION_BUFFER:
+		return read_buffer(f, data, len);
 	case TD_OPTION_TIME_SHIFT:
 		return read_time_shift(f, data, len);
 	default:
@@ -242,6 +275,11 @@ void td_meta_free(struct td_meta *m)
 		free(m->guests[i].tids);
 	}
 	free(m->guests);
+	for (i = 0; i < m->nr_buffers; i++) {
+		free(m->buffers[i].name);
+		free(m->buffers[i].payload);
+	}
+	free(m->buffers);
 	free_shift(m->shift);
 	memset(m, 0, sizeof(*m));
 }

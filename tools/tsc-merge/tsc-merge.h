@@ -151,8 +151,19 @@ struct td_time_shift {
 	struct td_shift_cpu *cpus;
 };
 
+struct td_buffer {			/* a version 7 BUFFER option */
+	char *name;			/* "": the top-level buffer */
+	unsigned char *payload;		/* the option's bytes */
+	uint32_t len;
+	uint32_t name_end;		/* payload offset just past the name's NUL */
+	uint64_t cpus_at;		/* file offset of its CPU count */
+	uint32_t cpus;
+};
+
 struct td_meta {
 	uint64_t trace_id;		/* 0: no TRACEID */
+	struct td_buffer *buffers;
+	unsigned int nr_buffers;
 	uint32_t tsc2nsec_mult;		/* 0: no TSC2NSEC */
 	uint32_t tsc2nsec_shift;
 	struct td_guest_map *guests;
@@ -431,6 +442,7 @@ struct td_file {
 	ino_t ino;
 	uint64_t last_link;		/* where the last DONE option's link is */
 	uint32_t desc;			/* an option section's description */
+	uint64_t option_at;		/* where the option being visited lies */
 	uint64_t trace_id;		/* 0: no TRACEID option */
 };
 
@@ -458,9 +470,11 @@ void td_opt_free(struct td_options *o);
 void td_opt_begin(struct td_options *o, unsigned int id);
 void td_opt_put(struct td_options *o, const struct td_file *f, uint64_t v, int bytes);
 void td_opt_put_string(struct td_options *o, const char *s);
+void td_opt_put_bytes(struct td_options *o, const void *p, size_t len);
 void td_opt_end(struct td_options *o, const struct td_file *f);
 int td_copy(const struct td_file *f, int fd);
 int td_append(const struct td_file *f, int fd, const struct td_options *o);
+int td_patch_number(const struct td_file *f, int fd, uint64_t off, uint64_t v, int bytes);
 
 /* tdcheck.c */
 int td_check_sizes(const char *path);
