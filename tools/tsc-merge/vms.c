@@ -368,7 +368,10 @@ int guest_check_cpus(struct guest *g)
 	return errors ? -1 : 0;
 }
 
-/* The host's GUEST option for @g's trace id, if trace-cmd wrote one. */
+/*
+ * The host's GUEST option for @g's trace id, if trace-cmd wrote one that
+ * maps CPUs: it writes none when it could not find every vCPU thread.
+ */
 static const struct td_guest_map *guest_map_of(const struct trace_file *host,
 					       const struct guest *g)
 {
@@ -377,7 +380,8 @@ static const struct td_guest_map *guest_map_of(const struct trace_file *host,
 	if (!g->file.meta.trace_id || g->level != LEVEL_L1)
 		return NULL;
 	for (i = 0; i < host->meta.nr_guests; i++)
-		if (host->meta.guests[i].trace_id == g->file.meta.trace_id)
+		if (host->meta.guests[i].trace_id == g->file.meta.trace_id &&
+		    host->meta.guests[i].nr_cpus)
 			return &host->meta.guests[i];
 	return NULL;
 }

@@ -478,6 +478,7 @@ test_sync_out()
 			"$WORK/sync-twice.summary" &&
 		[ "$(report_guest_times "$WORK/sync2" step-host step-guest)" = "250 450 " ]
 	tap_result $? "--sync-out copies as input: tied by the GUEST option, their TIME_SHIFT measured and replaced, not stacked"
+	test_bad_guest_option
 	# Offset 2^63: guest 2^63 + 100 is host 100, but trace-cmd sorts
 	# sample times as signed numbers.
 	{ echo "comm 1000 qemu"
@@ -498,6 +499,41 @@ test_sync_out()
 	expect 0 "100 max-guest:0 print: 0x0: x" &&
 		[ "$(report_guest_times "$WORK/sync-max" max-host max-guest)" = "100 " ]
 	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
+}
+
+# put_u32 FILE OFFSET VALUE: overwrite 4 bytes, little-endian.
+put_u32()
+{
+	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($3 & 255)) $(($3 >> 8 & 255)) \
+		$(($3 >> 16 & 255)) $(($3 >> 24 & 255)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# The synced host copy's GUEST option naming a thread the host data never
+# runs; a guest of two CPUs given the trace id of that option's guest of
+# one. Each is one line and no output.
+test_bad_guest_option()
+{
+	local name_at id_at
+
+	cp "$WORK/sync/step-host.dat" "$WORK/badtid-host.dat"
+	# GUEST: "step-guest\0", u64 trace id, u32 CPUs (1), u32 cpu, u32 tid.
+	name_at=$(grep -obUa 'step-guest' "$WORK/sync/step-host.dat" | tail -1 | cut -d: -f1)
+	put_u32 "$WORK/badtid-host.dat" $((name_at + 11 + 8 + 4 + 4)) 4242
+	merge badtid -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat" -o "$WORK/badtid.txt"
+	expect_error "badtid-host.dat: its GUEST option 'step-guest' says host thread 4242 runs CPU 0 of .*step-guest.dat, but the host data has no kvm_entry of that thread" &&
+		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badtid.txt" ]
+	tap_result $? "a GUEST option naming a thread the host data lacks: one line naming file and thread, exit 1, nothing written"
+	{ echo "cpus 2"; mark 0 150 x; } | mktrace two-guest
+	merge two-sync -H "$WORK/step-host.dat" -g "$WORK/two-guest.dat@1000" -S "$WORK/sync-two"
+	# TRACEID: u16 id 11, u32 size 8, then the id: take the GUEST's.
+	id_at=$(grep -obUaP '\x0b\x00\x08\x00\x00\x00' "$WORK/sync-two/two-guest.dat" | tail -1 | cut -d: -f1)
+	dd if="$WORK/sync/step-host.dat" bs=1 skip=$((name_at + 11)) count=8 status=none |
+		dd of="$WORK/sync-two/two-guest.dat" bs=1 seek=$((id_at + 6)) conv=notrunc status=none
+	merge badcpus -H "$WORK/sync/step-host.dat" -g "$WORK/sync-two/two-guest.dat" -o "$WORK/badcpus.txt"
+	expect_error "two-guest.dat: has 2 CPUs, but .*step-host.dat's GUEST option 'step-guest' (trace id 0x[0-9a-f]*) names 1" &&
+		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badcpus.txt" ]
+	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
 # record-host.sh started while the VM ran: no clone event, no offset event
@@ -549,7 +585,7 @@ main()
 		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 38
+	ktap_set_plan 40
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
@@ -557,7 +593,7 @@ main()
 		 test_snapshot; do
 		"$t"
 	done
-	# Fails unless all 38 planned results passed or skipped.
+	# Fails unless all 40 planned results passed or skipped.
 	ktap_finished
 }
 
