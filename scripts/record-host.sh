@@ -3,24 +3,57 @@
 #
 # usage: record-host.sh start FILE   start trace-cmd record in the background,
 #                                    writing FILE; returns once the events are
-#                                    being recorded
+#                                    being recorded and the snapshot below is
+#                                    in FILE
 #        record-host.sh stop         stop it (SIGINT), wait until FILE is
 #                                    written and check it
 #        record-host.sh clean        remove what a killed recording left:
 #                                    its tracefs instance and its state
 #
-# Start it before the guests boot: a merge needs the creation of every vCPU
-# thread (task:task_newtask, which ties it to its VMM process) and the first
-# TSC offset written for every vCPU. The recording goes into a dedicated
-# tracefs instance with the x86-tsc clock, so it neither uses nor disturbs
-# the top-level buffer; the instance is removed whenever the recording ends
-# or fails to start. A recording killed with SIGKILL (trace-cmd, or the
-# machine's OOM killer) leaves the instance and a half-written FILE: the
-# next start says what it found and stops, and clean removes it; stop says
-# so too and cleans up. Events the running kernel does not have (the series in
-# patches/ adds kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are left
-# out with a note. Needs root, trace-cmd and a loaded kvm module; POSIX sh,
-# so it also runs under busybox.
+# A merge needs, for every vCPU, the thread that runs it and its VMM process
+# (task:task_newtask of the thread) and its TSC offset (the first
+# kvm:kvm_write_tsc_offset). Starting before the guests boot remains the
+# most exact recipe, every one of these an event, but it is no longer
+# required: start works while VMs run. Once the events are being recorded,
+# start writes a snapshot of KVM's per-vCPU TSC state, read from debugfs
+# (mounted if it is not), into the recording itself, through the instance's
+# trace_marker: one ftrace:print event per line, each written with a single
+# write. For the VMs that already exist it replaces task_newtask's clone
+# events and the first offset event; a TSC write racing with the snapshot
+# is an event of its own, recorded already, whose previous offset a reader
+# prefers. The lines (a vcpu line is one line; its last two fields only
+# where KVM has TSC scaling):
+#
+#   kvm-tsc-snapshot tsc_khz=KHZ
+#   kvm-tsc-snapshot vm=PID-FD pid=PID vcpu=N tid=TID tsc_offset=OFFSET \
+#       tsc_scaling_ratio=RATIO tsc_scaling_ratio_frac_bits=BITS
+#   kvm-tsc-snapshot end vms=VMS vcpus=VCPUS
+#
+# KHZ: the host's TSC rate, from RECORD_TSC_KHZ or else the kernel log's
+# last "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc:
+# Detected X.YYY MHz" (2100.000 MHz: 2100000); no tsc_khz line where
+# neither has it (give kvm-tsc-merge -k then). A vcpu line per debugfs
+# directory /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD:
+# its VM's file descriptor), with the text of its files as KVM prints them:
+# TID of pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of
+# tsc-offset (signed), RATIO and BITS of tsc-scaling-ratio and
+# tsc-scaling-ratio-frac-bits. The end line always ends a snapshot, with 0
+# VMs too: VMS VM directories, VCPUS vcpu lines (a VM destroyed meanwhile
+# may have fewer vcpu lines than vCPUs). Where debugfs cannot be read,
+# start says so and FILE has no snapshot: then only VMs started after the
+# recording can be merged. A snapshot that cannot be written fails the
+# start like any other failure: the recording is stopped, nothing is left.
+#
+# The recording goes into a dedicated tracefs instance with the x86-tsc
+# clock, so it neither uses nor disturbs the top-level buffer; the instance
+# is removed whenever the recording ends or fails to start. A recording
+# killed with SIGKILL (trace-cmd, or the machine's OOM killer) leaves the
+# instance and a half-written FILE: the next start says what it found and
+# stops, and clean removes it; stop says so too and cleans up. Events the
+# running kernel does not have (the series in patches/ adds
+# kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are left out with a
+# note. Needs root, trace-cmd and a loaded kvm module; POSIX sh, so it also
+# runs under busybox.
 #
 # Environment: RECORD_INSTANCE (tracefs instance name, default
 # kvm-tsc-record), RECORD_STATE (directory for the pid, the output name and
@@ -28,7 +61,12 @@
 # wait for the start or the stop, default 60), RECORD_BUFFER_KB (per-CPU
 # buffer size, default trace-cmd's), RECORD_COMPRESSION (trace-cmd's
 # --compression, default none: in the QEMU test VM, trace-cmd 3.1.6 wrote
-# zstd-compressed files it could not read back, "error reading header").
+# zstd-compressed files it could not read back, "error reading header"),
+# RECORD_TSC_KHZ (the host's TSC rate in kHz for the snapshot's tsc_khz,
+# default the kernel log's, as above).
+
+# 'local' is not POSIX, but busybox ash, dash and bash all have it.
+# shellcheck disable=SC3043
 
 set -eu
 
@@ -37,6 +75,7 @@ readonly STATE=${RECORD_STATE:-/tmp/kvm-tsc-record}
 readonly TIMEOUT=${RECORD_TIMEOUT:-60}
 readonly BUFFER_KB=${RECORD_BUFFER_KB:-}
 readonly COMPRESSION=${RECORD_COMPRESSION:-none}
+readonly TSC_KHZ="${RECORD_TSC_KHZ:-}"
 readonly REQUIRED_EVENTS="kvm:kvm_write_tsc_offset kvm:kvm_entry kvm:kvm_exit sched:sched_switch task:task_newtask"
 readonly OPTIONAL_EVENTS="kvm:kvm_write_tsc_multiplier kvm:kvm_nested_tsc_offset"
 # trace.dat files start with these bytes: 0x17 0x08 0x44 "tracing".
@@ -138,12 +177,148 @@ kill_recorder()
 	sleep 1
 }
 
-# Kill a recording that did not start and leave nothing behind.
+# Kill a recording that did not start and leave nothing behind: no
+# instance, no state, no half-written file (start removed what was there).
 abort_start()
 {
+	local file
+
 	kill_recorder
 	remove_instance || true
-	rm -f "$STATE/pid"
+	file=$(cat "$STATE/file" 2>/dev/null) && rm -f "$file"
+	rm -f "$STATE/pid" "$STATE/file"
+}
+
+# The host's TSC rate in kHz: RECORD_TSC_KHZ, or the kernel log's last
+# "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc: Detected
+# X.YYY MHz ..." as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
+host_tsc_khz()
+{
+	if [ -n "$TSC_KHZ" ]; then
+		case $TSC_KHZ in
+		*[!0-9]* | 0*) die "RECORD_TSC_KHZ=$TSC_KHZ is not a TSC rate in kHz (digits, like 2100000)" ;;
+		esac
+		echo "$TSC_KHZ"
+		return 0
+	fi
+	dmesg 2>/dev/null | sed -n \
+		-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9][0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' \
+		-e 's/.*tsc: Detected \([0-9][0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' |
+		tail -n 1 | sed 's/^0*//'
+}
+
+# KVM's debugfs directory (debugfs mounted on /sys/kernel/debug if it is
+# mounted nowhere); fails, saying why, where it cannot be read.
+kvm_debugfs()
+{
+	local root
+
+	root=$(awk '$3 == "debugfs" { print $2; exit }' /proc/mounts 2>/dev/null) || root=
+	if [ -z "$root" ]; then
+		root=/sys/kernel/debug
+		mount -t debugfs debugfs "$root" 2>/dev/null ||
+			{ note "debugfs is not mounted and cannot be mounted on $root"; return 1; }
+		note "mounted debugfs on $root"
+	fi
+	[ -d "$root/kvm" ] || { note "debugfs (on $root) has no kvm directory"; return 1; }
+	echo "$root/kvm"
+}
+
+# One line into the recording: printf's single write(2) to the marker is
+# one ftrace:print event.
+mark()
+{
+	printf '%s\n' "$2" >"$1"
+}
+
+# The number in FILE of the vCPU directory DIR, negative only if SIGNED is
+# "signed". A file that is not there yet while DIR is (a vCPU being
+# created) gets a second to appear. Fails saying why, or quietly where DIR
+# is gone (its VM was destroyed meanwhile).
+vcpu_value()
+{
+	local dir="$1" file="$2" signed="${3:-}" value tries=0
+
+	while [ ! -e "$dir/$file" ]; do
+		[ -d "$dir" ] || return 1
+		[ "$tries" -lt 10 ] || { note "$dir/$file is missing"; return 1; }
+		sleep 0.1
+		tries=$((tries + 1))
+	done
+	# read, not cat: no process per file. KVM ends the text with a newline.
+	IFS= read -r value 2>/dev/null <"$dir/$file" ||
+		{ [ ! -d "$dir" ] || note "cannot read $dir/$file"; return 1; }
+	[ "$signed" = signed ] || case $value in
+	-*) note "$dir/$file holds '$value', a negative number"; return 1 ;;
+	esac
+	case ${value#-} in
+	'' | *[!0-9]*) note "$dir/$file holds '$value', not a number"; return 1 ;;
+	esac
+	echo "$value"
+}
+
+# The fields of a vCPU line after vcpu=N, from the vCPU directory DIR: the
+# scaling ones where SCALING is not empty.
+vcpu_fields()
+{
+	local dir="$1" scaling="$2" tid offset ratio bits
+
+	tid=$(vcpu_value "$dir" pid) || return 1
+	offset=$(vcpu_value "$dir" tsc-offset signed) || return 1
+	if [ -z "$scaling" ]; then
+		echo "tid=$tid tsc_offset=$offset"
+		return 0
+	fi
+	ratio=$(vcpu_value "$dir" tsc-scaling-ratio) || return 1
+	bits=$(vcpu_value "$dir" tsc-scaling-ratio-frac-bits) || return 1
+	echo "tid=$tid tsc_offset=$offset tsc_scaling_ratio=$ratio tsc_scaling_ratio_frac_bits=$bits"
+}
+
+# Writes the snapshot of KVM's per-vCPU TSC state (format in the header)
+# through MARKER, a write per line: from KVM, KVM's debugfs directory, and
+# with KHZ, the host's TSC rate in kHz or empty. Fails, saying why, where a
+# line cannot be written or a file of a vCPU that is still there read.
+write_snapshot()
+{
+	local kvm="$1" khz="$2" marker="$3" scaling='' vm name vcpu id fields vms=0 vcpus=0
+
+	if [ -n "$khz" ]; then
+		mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" ||
+			{ note "cannot write to $marker"; return 1; }
+	fi
+	# KVM gives every vCPU the scaling files, or none (no TSC scaling):
+	# any vCPU that has them tells a vCPU still being created to wait.
+	for vcpu in "$kvm"/*/vcpu*/tsc-scaling-ratio; do
+		[ -e "$vcpu" ] && scaling=1
+		break
+	done
+	for vm in "$kvm"/*-*; do
+		name=${vm##*/}
+		case $name in
+		*[!0-9-]* | -* | *- | *-*-*) continue ;;
+		esac
+		[ -d "$vm" ] || continue
+		vms=$((vms + 1))
+		for vcpu in "$vm"/vcpu*; do
+			id=${vcpu##*/vcpu}
+			case $id in
+			'' | *[!0-9]*) continue ;;
+			esac
+			[ -d "$vcpu" ] || continue
+			if fields=$(vcpu_fields "$vcpu" "$scaling"); then
+				mark "$marker" "kvm-tsc-snapshot vm=$name pid=${name%-*} vcpu=$id $fields" ||
+					{ note "cannot write to $marker"; return 1; }
+				vcpus=$((vcpus + 1))
+			elif [ -d "$vcpu" ]; then
+				return 1
+			else
+				note "VM $name was destroyed during the snapshot: vCPU $id left out"
+			fi
+		done
+	done
+	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus" ||
+		{ note "cannot write to $marker"; return 1; }
+	note "wrote the kvm-tsc-snapshot: $vcpus vCPUs of $vms VMs"
 }
 
 # What a killed recording left: its state (pid, file) and its instance,
@@ -163,7 +338,7 @@ leftovers()
 
 start()
 {
-	local file=$1 events pid found waited=0
+	local file=$1 events khz kvm pid found waited=0
 
 	command -v trace-cmd >/dev/null 2>&1 || die "trace-cmd not found (Debian package trace-cmd)"
 	find_tracefs
@@ -174,6 +349,8 @@ start()
 		die "an earlier recording was killed or another one uses the instance; '$PROG clean' removes what it left"
 	fi
 	events=$(event_args)
+	khz=$(host_tsc_khz) || exit 1
+	kvm=$(kvm_debugfs) || kvm=
 	mkdir -p "$STATE"
 	case $file in /*) ;; *) file=$(pwd)/$file ;; esac
 	rm -f "$file" "$STATE/pid"
@@ -196,8 +373,18 @@ start()
 		sleep 0.2
 		waited=$((waited + 1))
 	done
+	# The events are on: a TSC write from here on is recorded, whatever
+	# the snapshot reads.
+	if [ -n "$kvm" ]; then
+		write_snapshot "$kvm" "$khz" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
+			die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
+	fi
 	trap - EXIT
 	note "recording into $file (instance $INSTANCE, clock x86-tsc,$(echo "$events" | sed 's/ -e / /g'))"
+	[ -n "$kvm" ] ||
+		note "warning: KVM's per-vCPU TSC state cannot be read (above): $file has no kvm-tsc-snapshot, so VMs already running cannot be merged from it"
+	[ -z "$kvm" ] || [ -n "$khz" ] ||
+		note "the host's TSC rate is unknown (not in dmesg, RECORD_TSC_KHZ unset): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
 }
 
 # The file trace-cmd wrote must be a complete trace.dat.

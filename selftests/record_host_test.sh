@@ -1,12 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# record_host_test.sh: scripts/record-host.sh after a recording killed with SIGKILL: the next start says what it found and leaves it, clean removes it, stop says so and cleans up.
+# record_host_test.sh: scripts/record-host.sh after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
 #
 # Runs record-host.sh (installed next to this test) with an instance and a
 # state directory of its own, ktt-record-PID. A run of this test that was
 # itself killed leaves such an instance: it is removed at the next start,
 # when the PID in its name is gone. Needs root, tracefs, trace-cmd and the
-# kvm events (a vendor module loaded).
+# kvm events (a vendor module loaded). The snapshot's tests also need
+# debugfs (mounted on /sys/kernel/debug if it is not); the one with a VM
+# needs /dev/kvm and tsc_writer (installed next to this test; TSC_WRITER
+# overrides where), whose VM of two vCPUs exists before start and is held
+# still (tsc_writer stopped with SIGSTOP), so that no TSC write comes
+# between the offsets this test reads in debugfs and the snapshot. On the
+# project's test kernels (KTT_TEST_KERNEL=1) what they need is there: its
+# absence is a failure, not a skip.
 
 # 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
 # dash and bash all have it.
@@ -19,12 +26,18 @@ TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 . "$TEST_DIR/../kselftest/ktap_helpers.sh"
 
 readonly RECORD=$TEST_DIR/record-host.sh
+readonly WRITER="${TSC_WRITER:-$TEST_DIR/tsc_writer}"
 readonly TRACEFS=/sys/kernel/tracing
+readonly DEBUGFS=/sys/kernel/debug
+readonly KVM_DEBUGFS=$DEBUGFS/kvm
 readonly PREFIX=ktt-record-
 export RECORD_INSTANCE=$PREFIX$$
 export RECORD_TIMEOUT=30
 RECORD_STATE=
 WORK=
+WRITER_PID=
+VM_DIR=
+SKIP_REASON=
 
 kill_recording()
 {
@@ -45,6 +58,7 @@ reset()
 
 cleanup()
 {
+	stop_writer
 	[ -n "$RECORD_STATE" ] && reset
 	[ -n "$WORK" ] && rm -rf "$WORK"
 	return 0
@@ -137,6 +151,204 @@ test_stop_after_kill()
 	grep -q "was no longer running" "$WORK/stop.err" && nothing_left
 }
 
+# A test function returns 0 (pass), KSFT_SKIP (skip, SKIP_REASON says
+# why) or anything else (fail). On the project's test kernels a skip fails.
+test_result()
+{
+	local description="$1" rc
+
+	shift
+	SKIP_REASON=
+	"$@"
+	rc=$?
+	if [ "$rc" = "$KSFT_SKIP" ] && [ "${KTT_TEST_KERNEL:-}" = 1 ]; then
+		echo "# on the test kernel: $SKIP_REASON"
+		rc=1
+	fi
+	case $rc in
+	0) ktap_test_pass "$description" ;;
+	"$KSFT_SKIP") ktap_test_skip "$description: $SKIP_REASON" ;;
+	*) ktap_test_fail "$description" ;;
+	esac
+}
+
+skip()
+{
+	SKIP_REASON=$*
+	return "$KSFT_SKIP"
+}
+
+# KVM's debugfs directory, debugfs mounted if nobody has.
+require_kvm_debugfs()
+{
+	grep -q " $DEBUGFS debugfs " /proc/mounts ||
+		mount -t debugfs debugfs "$DEBUGFS" 2>/dev/null ||
+		{ skip "debugfs is not mounted on $DEBUGFS and cannot be"; return; }
+	[ -d "$KVM_DEBUGFS" ] || skip "$KVM_DEBUGFS is missing: KVM's debugfs cannot be read"
+}
+
+# The VM directories in KVM's debugfs, one a line.
+kvm_vm_dirs()
+{
+	local dir
+
+	for dir in "$KVM_DEBUGFS"/*-*; do
+		[ -d "$dir" ] && echo "$dir"
+	done
+	return 0
+}
+
+stop_writer()
+{
+	[ -n "$WRITER_PID" ] || return 0
+	kill -s KILL "$WRITER_PID" 2>/dev/null
+	wait "$WRITER_PID" 2>/dev/null
+	WRITER_PID=
+}
+
+# The state letter of process PID (R, S, T...), from /proc/PID/stat.
+process_state()
+{
+	sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null
+}
+
+# Starts tsc_writer, waits for its VM's two vCPUs in debugfs and stops it
+# (SIGSTOP): sets WRITER_PID and VM_DIR. Skips where it cannot run.
+start_stopped_writer()
+{
+	local waited=0 rc
+
+	[ -x "$WRITER" ] || { skip "$WRITER is missing: install the suite, or set TSC_WRITER"; return; }
+	[ -c /dev/kvm ] || { skip "/dev/kvm is missing: no KVM on this machine"; return; }
+	"$WRITER" 600 >"$WORK/writer.out" 2>&1 &
+	WRITER_PID=$!
+	while :; do
+		for VM_DIR in "$KVM_DEBUGFS/$WRITER_PID"-*; do
+			[ -e "$VM_DIR/vcpu1/tsc-offset" ] && break
+			VM_DIR=
+		done
+		[ -n "$VM_DIR" ] && break
+		if ! kill -0 "$WRITER_PID" 2>/dev/null; then
+			wait "$WRITER_PID"
+			rc=$?
+			WRITER_PID=
+			sed 's/^/# tsc_writer: /' "$WORK/writer.out"
+			[ "$rc" = "$KSFT_SKIP" ] && { skip "tsc_writer cannot create a VM (above)"; return; }
+			echo "# tsc_writer exited with $rc before its VM was in debugfs"
+			return 1
+		fi
+		[ "$waited" -lt 100 ] ||
+			{ echo "# no $KVM_DEBUGFS/$WRITER_PID-*/vcpu1/tsc-offset within 10s"; return 1; }
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	kill -s STOP "$WRITER_PID"
+	waited=0
+	until [ "$(process_state "$WRITER_PID")" = T ]; do
+		[ "$waited" -lt 100 ] || { echo "# tsc_writer did not stop within 10s of SIGSTOP"; return 1; }
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+# The snapshot line record-host.sh must write for the vCPU directory DIR
+# of the VM directory VM, from what debugfs shows now.
+expected_vcpu_line()
+{
+	local vm="$1" dir="$2" name line
+
+	name=${vm##*/}
+	line="kvm-tsc-snapshot vm=$name pid=${name%-*} vcpu=${dir##*/vcpu} tid=$(cat "$dir/pid") tsc_offset=$(cat "$dir/tsc-offset")"
+	[ -e "$dir/tsc-scaling-ratio" ] &&
+		line="$line tsc_scaling_ratio=$(cat "$dir/tsc-scaling-ratio") tsc_scaling_ratio_frac_bits=$(cat "$dir/tsc-scaling-ratio-frac-bits")"
+	echo "$line"
+}
+
+# Records NAME.dat with record-host.sh and puts the kvm-tsc-snapshot lines
+# trace-cmd report finds in it into NAME.snapshot, in their order.
+record_snapshot()
+{
+	local name="$1"
+
+	reset
+	if ! "$RECORD" start "$WORK/$name.dat" 2>"$WORK/$name.start" ||
+		! "$RECORD" stop 2>"$WORK/$name.stop"; then
+		sed 's/^/# /' "$WORK/$name.start" "$WORK/$name.stop" 2>/dev/null
+		return 1
+	fi
+	sed 's/^/# /' "$WORK/$name.start"
+	trace-cmd report -i "$WORK/$name.dat" 2>"$WORK/$name.report-err" |
+		sed -n 's/.*: \(kvm-tsc-snapshot .*\)$/\1/p' | sed 's/ *$//' >"$WORK/$name.snapshot"
+	if [ ! -s "$WORK/$name.snapshot" ]; then
+		echo "# trace-cmd report finds no kvm-tsc-snapshot line in $name.dat"
+		sed 's/^/# /' "$WORK/$name.report-err"
+		return 1
+	fi
+	echo "# the snapshot in $name.dat, as trace-cmd report shows it:"
+	sed 's/^/#   /' "$WORK/$name.snapshot"
+}
+
+# The tsc_khz line, if any, comes first; one end line, last, that counts
+# the vcpu lines. Prints VMS from the end line.
+check_snapshot_frame()
+{
+	local snapshot="$1" last vcpus
+
+	if dmesg 2>/dev/null |
+		grep -Eq 'tsc: (Refined TSC clocksource calibration:|Detected) [0-9]+\.[0-9]{3} MHz' &&
+		! head -n 1 "$snapshot" | grep -q '^kvm-tsc-snapshot tsc_khz=[1-9][0-9]*$'; then
+		echo "# dmesg has the TSC rate, but the snapshot does not begin with tsc_khz=" >&2
+		return 1
+	fi
+	if [ "$(grep -c '^kvm-tsc-snapshot tsc_khz=' "$snapshot")" -gt 1 ] ||
+		[ "$(grep -c '^kvm-tsc-snapshot end ' "$snapshot")" != 1 ]; then
+		echo "# not one end line, or more than one tsc_khz line" >&2
+		return 1
+	fi
+	last=$(tail -n 1 "$snapshot")
+	vcpus=$(grep -c '^kvm-tsc-snapshot vm=' "$snapshot")
+	echo "$last" | grep -q "^kvm-tsc-snapshot end vms=[0-9]* vcpus=$vcpus\$" ||
+		{ echo "# the last line is not 'kvm-tsc-snapshot end vms=N vcpus=$vcpus'" >&2; return 1; }
+	echo "$last" | sed 's/.* vms=\([0-9]*\) .*/\1/'
+}
+
+test_snapshot_no_vm()
+{
+	local vms
+
+	require_kvm_debugfs || return
+	vms=$(kvm_vm_dirs)
+	[ -z "$vms" ] || { skip "VMs run on this machine ($(echo "$vms" | tr '\n' ' '))"; return; }
+	record_snapshot novm || return 1
+	check_snapshot_frame "$WORK/novm.snapshot" >/dev/null || return 1
+	grep -qx 'kvm-tsc-snapshot end vms=0 vcpus=0' "$WORK/novm.snapshot" ||
+		{ echo "# no 'kvm-tsc-snapshot end vms=0 vcpus=0'"; return 1; }
+}
+
+test_snapshot_of_running_vm()
+{
+	local dir vms rc=0
+
+	require_kvm_debugfs || return
+	start_stopped_writer || { rc=$?; stop_writer; return "$rc"; }
+	: >"$WORK/vm.expected"
+	for dir in "$VM_DIR"/vcpu*; do
+		expected_vcpu_line "$VM_DIR" "$dir" >>"$WORK/vm.expected"
+	done
+	echo "# debugfs of ${VM_DIR##*/} (tsc_writer, stopped) before start:"
+	sed 's/^/#   /' "$WORK/vm.expected"
+	record_snapshot vm || rc=1
+	[ "$rc" = 0 ] && { vms=$(check_snapshot_frame "$WORK/vm.snapshot") || rc=1; }
+	if [ "$rc" = 0 ]; then
+		grep " vm=${VM_DIR##*/} " "$WORK/vm.snapshot" | sort >"$WORK/vm.got"
+		sort "$WORK/vm.expected" | cmp -s - "$WORK/vm.got" ||
+			{ echo "# the snapshot's lines for ${VM_DIR##*/} differ from debugfs"; rc=1; }
+		[ "$vms" -ge 1 ] || { echo "# the end line counts $vms VMs"; rc=1; }
+	fi
+	stop_writer
+	return "$rc"
+}
+
 main()
 {
 	ktap_print_header
@@ -147,13 +359,17 @@ main()
 	WORK=$(mktemp -d)
 	RECORD_STATE=$WORK/state
 	export RECORD_STATE
-	ktap_set_plan 4
+	ktap_set_plan 6
 	ktap_test_result "after a killed recording, start names what it left, refuses, and keeps it" \
 		test_start_after_kill
 	ktap_test_result "clean says what it removes and removes the instance and the state" test_clean
 	ktap_test_result "after clean, a recording starts and stops" test_start_stop_after_clean
 	ktap_test_result "stop after a killed recording says so and removes the instance" \
 		test_stop_after_kill
+	test_result "with no VM, start writes the kvm-tsc-snapshot's end line, vms=0 vcpus=0" \
+		test_snapshot_no_vm
+	test_result "start while a VM runs writes the snapshot of its vCPUs' debugfs TSC state" \
+		test_snapshot_of_running_vm
 	ktap_finished
 }
 
