@@ -4,6 +4,7 @@
  * TSC events, kvm_entry, kvm_exit, task_newtask) into one plain struct,
  * and find the VM and vCPU a host event is about.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "tsc-merge.h"
@@ -125,7 +126,9 @@ enum host_kind host_event_decode(const struct host_events *he,
 {
 	int type = tep_data_type(he->tep, r);
 
-	memset(ev, 0, sizeof(*ev));
+	/* Not the text: only a snapshot line fills it. */
+	memset(ev, 0, offsetof(struct host_ev, text));
+	ev->text[0] = '\0';
 	ev->ts = r->ts;
 	ev->pid = tep_data_pid(he->tep, r);
 	if (is_event(he, he->entry, type, r)) {
