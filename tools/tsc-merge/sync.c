@@ -541,7 +541,35 @@ static const struct td_buffer *instance_only(const struct td_meta *m)
 			return NULL;
 		inst = b;
 	}
-	return inst && inst->cpus_at ? inst : NULL;
+	/* Room after the CPU count for an option header and "0". */
+	return inst && inst->cpus_at && inst->at + inst->len >= inst->cpus_at + 4 + 8 ?
+	       inst : NULL;
+}
+
+/*
+ * In the copy, end the instance's BUFFER option after its CPU count, now
+ * 0, and fill the bytes of its CPU list with an OFFSET option of "0" (a
+ * shift by nothing), so that readers walking the option field by field,
+ * as trace-cmd dump does, find the next option where it lies.
+ */
+static int empty_instance(struct sync_out *s, const struct td_buffer *b)
+{
+	const struct td_file *td = &s->host.td;
+	uint32_t kept = b->cpus_at + 4 - b->at, rest = b->len - kept;
+	struct td_options filler;
+	int ret;
+
+	td_opt_init(&filler);
+	td_opt_begin(&filler, TD_OPTION_OFFSET);
+	td_opt_put_string(&filler, "0");
+	while (filler.len < rest)
+		td_opt_put(&filler, td, 0, 1);
+	td_opt_end(&filler, td);
+	ret = td_patch_number(td, s->host.fd, b->at - 4, kept, 4) ||
+	      td_patch_number(td, s->host.fd, b->cpus_at, 0, 4) ||
+	      td_patch_bytes(s->host.fd, b->cpus_at + 4, filler.buf, filler.len);
+	td_opt_free(&filler);
+	return ret ? -1 : 0;
 }
 
 /*
@@ -564,7 +592,7 @@ static int move_instance_to_top(struct sync_out *s, struct td_options *o)
 	td_opt_put_string(o, "");
 	td_opt_put_bytes(o, b->payload + b->name_end, b->len - b->name_end);
 	td_opt_end(o, td);
-	if (td_patch_number(td, s->host.fd, b->cpus_at, 0, 4)) {
+	if (empty_instance(s, b)) {
 		fprintf(stderr, "%s: writing failed: %s\n", s->host.tmp, strerror(errno));
 		return -1;
 	}

@@ -364,13 +364,18 @@ int td_copy(const struct td_file *f, int fd)
  * To a copy of @f in @fd, append the options of @o in a new section and
  * link it from the last DONE option.
  */
-/* In a copy of @f in @fd, overwrite @len bytes at @off with @o's numbers. */
+/* In a copy of @f in @fd, overwrite @bytes bytes at @off with @v. */
 int td_patch_number(const struct td_file *f, int fd, uint64_t off, uint64_t v, int bytes)
 {
 	unsigned char buf[8];
 
 	put_number(f, buf, v, bytes);
 	return write_all(fd, buf, bytes, off);
+}
+
+int td_patch_bytes(int fd, uint64_t off, const void *buf, size_t len)
+{
+	return write_all(fd, buf, len, off);
 }
 
 int td_append(const struct td_file *f, int fd, const struct td_options *o)

@@ -206,6 +206,7 @@ static int read_buffer(struct td_file *f, const unsigned char *data, uint32_t le
 	memset(b, 0, sizeof(*b));
 	b->name = strdup((const char *)name);
 	b->name_end = clock - data;
+	b->at = f->option_at;
 	b->payload = xcalloc(len, 1);
 	memcpy(b->payload, data, len);
 	b->len = len;

@@ -156,6 +156,7 @@ struct td_buffer {			/* a version 7 BUFFER option */
 	unsigned char *payload;		/* the option's bytes */
 	uint32_t len;
 	uint32_t name_end;		/* payload offset just past the name's NUL */
+	uint64_t at;			/* file offset of the payload */
 	uint64_t cpus_at;		/* file offset of its CPU count */
 	uint32_t cpus;
 };
@@ -418,6 +419,7 @@ void outfile_abort(struct outfile *o);
 /* tdfile.c: a trace.dat's file-level structure; tdcheck.c: its sizes */
 #define TD_OPTION_BUFFER	3
 #define TD_OPTION_HOOK		6
+#define TD_OPTION_OFFSET	7
 #define TD_OPTION_TRACEID	11
 #define TD_OPTION_TIME_SHIFT	12
 #define TD_OPTION_GUEST		13
@@ -475,6 +477,7 @@ void td_opt_end(struct td_options *o, const struct td_file *f);
 int td_copy(const struct td_file *f, int fd);
 int td_append(const struct td_file *f, int fd, const struct td_options *o);
 int td_patch_number(const struct td_file *f, int fd, uint64_t off, uint64_t v, int bytes);
+int td_patch_bytes(int fd, uint64_t off, const void *buf, size_t len);
 
 /* tdcheck.c */
 int td_check_sizes(const char *path);
