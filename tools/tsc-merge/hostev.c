@@ -38,7 +38,7 @@ void host_events_warn_missing(const struct host_events *he, const char *path)
 		fprintf(stderr, "%s: warning: no kvm:kvm_nested_tsc_offset: nested guests' time is not followed\n",
 			path);
 	if (!he->newtask)
-		fprintf(stderr, "%s: warning: no task:task_newtask: every vCPU thread counts as a process of its own\n",
+		fprintf(stderr, "%s: warning: no task:task_newtask: a vCPU thread that neither a GUEST option nor a record-host.sh snapshot names counts as a process of its own\n",
 			path);
 }
 
