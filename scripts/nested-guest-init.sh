@@ -1,5 +1,5 @@
 #!/bin/busybox sh
-# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: trace with x86-tsc, write port-tagged markers around a TSC write on every vCPU, leave the trace in /export.
+# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: write port-tagged markers around a TSC write on every vCPU, traced by L2 itself (x86-tsc) or by trace-cmd's agent for the host's trace-cmd record -A.
 #
 # vm-nested-trace.sh boots it inside the test VM (L1) with the test kernel.
 # On every vCPU, each marker is a write to trace_marker immediately followed
@@ -12,10 +12,20 @@
 # KVM traces the new offset with kvm_write_tsc_offset), then markers "after".
 # A marker reads "ktt-marker PHASE cpu=N seq=K".
 #
-# Its files go to /export, a directory of L1 shared over 9p. Serial ports:
-# ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then "ktt-l2-status
-# N" once the files are written; ttyS2 brings "go" from L1 once L1 has read
-# KVM's debugfs TSC offsets.
+# ktt_mode on the kernel command line picks who records L2's trace: "self"
+# (the default) traces with trace-cmd start -C x86-tsc and extracts the
+# trace to /export/guest.dat; "agent" runs `trace-cmd agent` (vsock, a
+# vhost-vsock-pci device from L1) for L1's `trace-cmd record -A`, which
+# chooses the events and the clock and takes the trace over vsock when it
+# stops: L2 writes its markers once that recording runs, and stays up until
+# L1 says quit.
+#
+# Its other files go to /export, a directory of L1 shared over 9p. Serial
+# ports: ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then
+# "ktt-l2-status N" once the markers are written (and, when L2 traced
+# itself, its trace); ttyS2 brings "go" from L1 once L1 has read KVM's
+# debugfs TSC offsets (and its recording runs), and in agent mode "quit"
+# once L1's trace-cmd record has the guest's trace.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
@@ -24,6 +34,12 @@ readonly MARKER_PORT=0x4b1d
 readonly TSC_JUMP=1000000000000
 readonly MARKERS_PER_PHASE=3
 readonly GO_TIMEOUT=300
+# L1's trace-cmd record stops and takes the trace after the markers.
+readonly QUIT_TIMEOUT=300
+# trace-cmd agent listening, then the recording L1 starts running.
+readonly AGENT_TIMEOUT=60
+readonly MODE=${ktt_mode:-self}
+AGENT_PID=
 readonly OUT=/export
 readonly OUT_TTY=/dev/ttyS1
 readonly CTL_TTY=/dev/ttyS2
@@ -127,7 +143,55 @@ start_tracing()
 		{ fail "the trace clock is not x86-tsc: $(cat "$TRACEFS/trace_clock")"; return 1; }
 }
 
-# L1 reads KVM's debugfs offsets between "ready" and "go".
+# Bounded wait: run COMMAND every 0.1 s until it succeeds, at most TIMEOUT s.
+wait_until()
+{
+	local timeout=$1 waited=0
+
+	shift
+	until "$@"; do
+		[ "$waited" -lt $((timeout * 10)) ] || return 1
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+# trace-cmd agent makes its vsock socket, listens and sleeps in accept():
+# a socket among its descriptors and the process asleep. True as well once
+# it is gone, which the caller tells apart.
+agent_listening_or_gone()
+{
+	local fd
+
+	kill -0 "$AGENT_PID" 2>/dev/null || return 0
+	[ "$(cut -d' ' -f3 "/proc/$AGENT_PID/stat")" = S ] || return 1
+	for fd in "/proc/$AGENT_PID/fd"/*; do
+		case $(readlink "$fd") in socket:*) return 0 ;; esac
+	done
+	return 1
+}
+
+# The agent's recording for L1's trace-cmd record: it sets the events, then
+# turns tracing on last (tracing_on was 0 until then: start_agent).
+agent_recording()
+{
+	[ "$(cat "$TRACEFS/tracing_on")" = 1 ] &&
+		[ "$(cat "$TRACEFS/events/sched/sched_switch/enable")" = 1 ]
+}
+
+start_agent()
+{
+	echo 0 >"$TRACEFS/tracing_on"
+	trace-cmd agent >"$OUT/trace-cmd-agent.log" 2>&1 &
+	AGENT_PID=$!
+	wait_until "$AGENT_TIMEOUT" agent_listening_or_gone ||
+		{ fail "trace-cmd agent did not listen within ${AGENT_TIMEOUT}s"; return 1; }
+	kill -0 "$AGENT_PID" 2>/dev/null ||
+		{ fail "trace-cmd agent exited: $(tail -1 "$OUT/trace-cmd-agent.log")"; return 1; }
+}
+
+# L1 reads KVM's debugfs offsets between "ready" and "go" (and in agent
+# mode starts its trace-cmd record -A).
 wait_for_go()
 {
 	local line
@@ -137,26 +201,48 @@ wait_for_go()
 	[ "$line" = go ] || { fail "expected 'go' on $CTL_TTY, got '$line'"; return 1; }
 }
 
+# Agent mode: L1's trace-cmd record takes the trace from the agent when it
+# stops, then L1 says quit.
+wait_for_quit()
+{
+	local line
+
+	read -r -t "$QUIT_TIMEOUT" line <&3 || { fail "no 'quit' from L1 on $CTL_TTY within ${QUIT_TIMEOUT}s"; return 1; }
+	[ "$line" = quit ] || { fail "expected 'quit' on $CTL_TTY, got '$line'"; return 1; }
+}
+
 run()
 {
 	NCPUS=$(nproc)
 	{
+		echo "mode $MODE"
 		echo "cpus $NCPUS"
 		echo "marker_port $MARKER_PORT"
 		echo "markers_per_phase $MARKERS_PER_PHASE"
 		echo "tsc_jump $TSC_JUMP"
 		echo "kernel $(uname -r)"
 	} >"$OUT/l2-info.txt"
-	start_tracing || return 1
+	case $MODE in
+	self) start_tracing || return 1 ;;
+	agent) start_agent || return 1 ;;
+	*) fail "ktt_mode=$MODE: use self or agent"; return 1 ;;
+	esac
 	wait_for_go || return 1
+	if [ "$MODE" = agent ]; then
+		wait_until "$AGENT_TIMEOUT" agent_recording ||
+			{ fail "L1's trace-cmd record did not start the agent's recording within ${AGENT_TIMEOUT}s"; return 1; }
+		echo "trace_clock $(cat "$TRACEFS/trace_clock")" >>"$OUT/l2-info.txt"
+	fi
 	echo "uptime_go $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/l2-info.txt"
 	markers_on_all_cpus before || return 1
 	jump_tsc || return 1
 	markers_on_all_cpus after || return 1
-	trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
-	# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
-	trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
-		{ fail "trace-cmd extract: $(tail -1 "$OUT/trace-cmd-extract.log")"; return 1; }
+	if [ "$MODE" = self ]; then
+		trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
+		# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
+		trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
+			{ fail "trace-cmd extract: $(tail -1 "$OUT/trace-cmd-extract.log")"; return 1; }
+	fi
 	echo "uptime_done $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/l2-info.txt"
 }
 
@@ -170,6 +256,11 @@ main()
 	dmesg >"$OUT/l2-dmesg.txt"
 	sync
 	echo "ktt-l2-status $status" >"$OUT_TTY"
+	if [ -n "$AGENT_PID" ]; then
+		wait_for_quit
+		dmesg >"$OUT/l2-dmesg.txt"
+		sync
+	fi
 	reboot -f
 }
 

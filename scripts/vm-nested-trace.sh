@@ -1,8 +1,8 @@
 #!/bin/sh
-# vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) traces itself, and put both traces in /export.
+# vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) is traced, in the ways users record one, and put each trace pair in /export.
 #
 # usage (on the build machine):
-#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]]
+#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
 #
 # VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs in the test VM, the nested guest failed
 # in 12 of 29 runs tried: its kernel died ("BUG: ENTRY_TRAMPOLINE stack
@@ -13,39 +13,78 @@
 # Runs from /ktt under busybox sh. VMTEST_NESTED=1 puts into /nested
 # what it needs: the kernel and L2's initramfs (scripts/nested-guest-init.sh
 # as /init); qemu-system-x86_64 and trace-cmd are in the VM's /usr/bin.
-# Steps: record-host.sh starts recording; L2 boots with L2_CPUS vCPUs
-# (default 2) whose TSC runs at L2_TSC_KHZ (default L1's rate; another rate
-# needs TSC scaling, which Bochs has and TCG has not); once it says it is ready, KVM's debugfs TSC offsets of its
-# vCPUs are saved (what trace-cmd would sample) and L2 is told to go; L2
-# writes its markers around a TSC write and its trace into a directory
-# shared with it over 9p; recording stops. The files are copied to /export,
-# which is $VMTEST_DIR/export/ on the build machine: host.dat, guest.dat, l2-info.txt,
-# debugfs-tsc-offset.txt, nested-run.txt (timings), l2-console.log,
-# record-host.log and L2's own logs. Exits 0 on success, 4 after a
+# L2 has L2_CPUS vCPUs (default 2) whose TSC runs at L2_TSC_KHZ (default
+# L1's rate; another rate needs TSC scaling, which Bochs has and TCG has
+# not). Once L2 says it is ready, KVM's debugfs TSC offsets of its vCPUs
+# are saved (what trace-cmd's kvm protocol samples) and L2 is told to go:
+# on every vCPU it writes markers, moves its TSC, writes markers. Each MODE
+# is one such run, with an L2 of its own, one after the other:
+#
+#   own    record-host.sh starts recording before L2 boots; L2 traces
+#          itself (x86-tsc) and writes its trace into a directory shared
+#          with it over 9p: host.dat, guest.dat
+#   late   the same, but record-host.sh starts once L2 has booted:
+#          late-host.dat, late-guest.dat
+#   agent  trace-cmd's own guest workflow: L2 gets a vhost-vsock-pci device
+#          and runs `trace-cmd agent`; once it has booted, L1 runs
+#          `trace-cmd record ... -A l2@CID ...` with trace-cmd's default
+#          clock, stops it with SIGINT after the markers and only then lets
+#          L2 power off: agent-host.dat, agent-guest.dat (trace-cmd's
+#          trace.dat and trace-l2.dat)
+#
+# With no MODE, runs own and puts its files in /export itself; with modes,
+# each run's files go to /export/MODE/. /export is $VMTEST_DIR/export/ on
+# the build machine. Besides the pair: l2-info.txt, debugfs-tsc-offset.txt,
+# nested-run.txt (timings), l2-console.log, l2-qemu.log, L2's own logs,
+# record-host.log or trace-cmd-record.log, and status (0, or the line
+# naming the step that failed). Exits 0 when every run passed, 4 after a
 # "# SKIP reason" line when this VM cannot run a nested guest, 1 after a
-# line naming the step that failed.
+# line naming the mode and step that failed.
 
 readonly NESTED=/nested
-readonly WORK=/tmp/nested
-readonly L2_CPUS=${1:-2}
+readonly WORK_ROOT=/tmp/nested
+# Arguments: [L2_CPUS [L2_TSC_KHZ]] [MODE...], the numbers told by being numbers.
+L2_CPUS=2
+L2_TSC_KHZ=
+case ${1:-} in '' | *[!0-9]*) ;; *) L2_CPUS=$1; shift ;; esac
+case ${1:-} in '' | *[!0-9]*) ;; *) L2_TSC_KHZ=$1; shift ;; esac
+readonly L2_CPUS MODES="$*"
 # The kernel's TSC rate, which KVM scales from: the refined calibration
 # can end a kHz away from tsc_early_khz. Printed as MHz with three decimals.
 L1_TSC_KHZ=$(dmesg | sed -n -e 's/.*Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9]*\) MHz.*/\1\2/p' \
 	-e 's/.*tsc: Detected \([0-9]*\)\.\([0-9]*\) MHz.*/\1\2/p' | tail -1)
 readonly L1_TSC_KHZ
-readonly L2_TSC_KHZ=${2:-$L1_TSC_KHZ}
+L2_TSC_KHZ=${L2_TSC_KHZ:-$L1_TSC_KHZ}
+readonly L2_TSC_KHZ
 readonly L2_MEM=256M
 readonly BOOT_TIMEOUT=60
 readonly RUN_TIMEOUT=90
+# trace-cmd record -A: from its start to its recording, and from SIGINT to
+# both files written (the guest's trace comes over vsock then).
+readonly AGENT_TIMEOUT=120
+# Recordings started until trace-cmd finds L2's QEMU: start_agent_recorder.
+readonly AGENT_ATTEMPTS=5
 readonly RECORD=scripts/record-host.sh
+readonly TRACEFS=/sys/kernel/tracing
 readonly DEBUGFS_KVM=/sys/kernel/debug/kvm
+# L2's vsock address in agent mode (2 is the host's, 3 the first free one).
+readonly L2_CID=3
 # The TSC jump moves L2's clock and jiffies forward by minutes at once: RCU
 # would report a stall that is none.
 readonly L2_RCU_OPT=rcupdate.rcu_cpu_stall_suppress=1
+# What trace-cmd record -A records on the host (the first four are needed;
+# the series in patches/ adds the other two) and in L2.
+readonly AGENT_HOST_EVENTS="kvm:kvm_write_tsc_offset kvm:kvm_entry kvm:kvm_exit sched:sched_switch"
+readonly AGENT_HOST_OPTIONAL="kvm:kvm_write_tsc_multiplier kvm:kvm_nested_tsc_offset"
 
-export RECORD_STATE=$WORK/record
+MODE=own
+# The run's work directory and where its files go.
+W=
+DEST=
 QEMU_PID=
 RECORDING=
+RECORDER_PID=
+AGENT_ATTEMPT=
 STEP=setup
 
 now()
@@ -61,17 +100,59 @@ elapsed()
 
 fail()
 {
-	echo "vm-nested-trace.sh: error: step '$STEP' failed: $*"
+	echo "vm-nested-trace.sh: error: mode $MODE: step '$STEP' failed: $*" | tee -a "$W/failure"
 	return 1
+}
+
+# The step that runs now, named in a failure; shown as it starts, so that
+# a VM killed at its timeout still says where it was.
+step()
+{
+	STEP=$1
+	echo "# $MODE: $(now) s: $STEP"
+}
+
+# Bounded wait: run COND every 0.1 s until it succeeds; after TIMEOUT
+# seconds, fail with "WHAT within TIMEOUTs". COND returning 2 ends the
+# wait at once, a failure it has already told.
+wait_until()
+{
+	local timeout=$1 what=$2 waited=0 rc
+
+	shift 2
+	while :; do
+		"$@"
+		rc=$?
+		[ "$rc" = 0 ] && return 0
+		[ "$rc" = 2 ] && return 1
+		[ "$waited" -lt $((timeout * 10)) ] || { fail "$what within ${timeout}s"; return 1; }
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+# trace-cmd record -A leads its own process group (setsid), its per-CPU
+# readers too: kill all of it, then turn off what it left on in tracefs.
+kill_agent_recorder()
+{
+	kill -KILL -- "-$RECORDER_PID" 2>/dev/null || kill -KILL "-$RECORDER_PID" 2>/dev/null
+	wait "$RECORDER_PID" 2>/dev/null
+	RECORDER_PID=
+	echo 0 >"$TRACEFS/tracing_on"
+	echo 0 >"$TRACEFS/events/enable"
 }
 
 cleanup()
 {
 	if [ -n "$QEMU_PID" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
 		kill -KILL "$QEMU_PID" 2>/dev/null
+		wait "$QEMU_PID" 2>/dev/null
 	fi
+	QEMU_PID=
+	[ -n "$RECORDER_PID" ] && kill_agent_recorder
 	# Also removes the tracefs instance of a recording cut short.
 	[ -n "$RECORDING" ] && sh "$RECORD" stop >/dev/null 2>&1
+	RECORDING=
 	return 0
 }
 
@@ -89,40 +170,60 @@ check_requirements()
 
 start_l2()
 {
-	local cpu=host,tsc-adjust=off
+	local cpu=host,tsc-adjust=off vsock='' mode=self
 
 	# QEMU asks KVM for another rate with KVM_SET_TSC_KHZ.
 	[ "$L2_TSC_KHZ" = "$L1_TSC_KHZ" ] || cpu=$cpu,tsc-frequency=${L2_TSC_KHZ}000
-	mkfifo "$WORK/l2-ctl.in" "$WORK/l2-ctl.out" || { fail "mkfifo $WORK/l2-ctl.*"; return 1; }
-	mkdir -p "$WORK/l2"
-	: >"$WORK/l2-serial.log"
+	if [ "$MODE" = agent ]; then
+		[ -c /dev/vhost-vsock ] || { fail "/dev/vhost-vsock is missing: the kernel needs CONFIG_VHOST_VSOCK"; return 1; }
+		vsock="-device vhost-vsock-pci,guest-cid=$L2_CID"
+		mode=agent
+	fi
+	mkfifo "$W/l2-ctl.in" "$W/l2-ctl.out" || { fail "mkfifo $W/l2-ctl.*"; return 1; }
+	mkdir -p "$W/l2"
+	: >"$W/l2-serial.log"
 	# tsc-adjust=off: with IA32_TSC_ADJUST the guest kernel restores it within
 	# a second of the TSC write ("TSC ADJUST differs"), undoing the jump.
 	# debug-threads=on names the vCPU threads "CPU N/KVM" in the host trace.
 	# L2 is told its rate, as vmtest.sh told L1.
+	# shellcheck disable=SC2086
 	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$L2_CPUS" -m "$L2_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT" \
-		-virtfs "local,path=$WORK/l2,mount_tag=export,security_model=none" \
-		-serial "file:$WORK/l2-console.log" -serial "file:$WORK/l2-serial.log" \
-		-serial "pipe:$WORK/l2-ctl" >"$WORK/l2-qemu.log" 2>&1 &
+		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT ktt_mode=$mode" \
+		-virtfs "local,path=$W/l2,mount_tag=export,security_model=none" $vsock \
+		-serial "file:$W/l2-console.log" -serial "file:$W/l2-serial.log" \
+		-serial "pipe:$W/l2-ctl" >"$W/l2-qemu.log" 2>&1 &
 	QEMU_PID=$!
 }
 
-# Bounded wait for a line from L2 on its serial port, while L2 runs.
+# For wait_until: PATTERN on L2's serial port; 2 once L2's qemu is gone
+# without it (looked again after the exit: the line may have come just
+# before it).
+l2_said()
+{
+	grep -q "$1" "$W/l2-serial.log" && return 0
+	kill -0 "$QEMU_PID" 2>/dev/null && return 1
+	grep -q "$1" "$W/l2-serial.log" && return 0
+	fail "L2's qemu exited before '$1': $(tail -3 "$W/l2-qemu.log"; grep ktt-l2-error "$W/l2-serial.log")"
+	return 2
+}
+
 wait_for_l2_line()
 {
-	local pattern=$1 timeout=$2 waited=0
+	wait_until "$2" "no '$1' from L2" l2_said "$1"
+}
 
-	until grep -q "$pattern" "$WORK/l2-serial.log"; do
-		# Looked again after the exit: the line may have come just before it.
-		kill -0 "$QEMU_PID" 2>/dev/null || grep -q "$pattern" "$WORK/l2-serial.log" ||
-			{ fail "L2's qemu exited before '$pattern': $(tail -3 "$WORK/l2-qemu.log"; grep ktt-l2-error "$WORK/l2-serial.log")"; return 1; }
-		[ "$waited" -lt $((timeout * 10)) ] || { fail "no '$pattern' from L2 within ${timeout}s"; return 1; }
-		sleep 0.1
-		waited=$((waited + 1))
-	done
+pid_gone()
+{
+	! kill -0 "$1" 2>/dev/null
+}
+
+wait_l2_exit()
+{
+	wait_until "$RUN_TIMEOUT" "L2 did not stop" pid_gone "$QEMU_PID" || return 1
+	wait "$QEMU_PID"
+	QEMU_PID=
 }
 
 # KVM's per-vCPU offsets, as trace-cmd samples them, before L2 moves its TSC.
@@ -137,91 +238,274 @@ save_debugfs_offsets()
 			echo "${dir##*/} $(cat "$dir/tsc-offset")"
 			found=1
 		done
-	} >"$WORK/debugfs-tsc-offset.txt"
+	} >"$W/debugfs-tsc-offset.txt"
 	[ -n "$found" ] || { fail "no $DEBUGFS_KVM/$QEMU_PID-*/vcpu*/tsc-offset"; return 1; }
 }
 
-wait_l2_exit()
+# For wait_until: trace-cmd record turns tracing on last, once its events
+# are set and its readers (the agent's too) run; tracing_on was 0 before it
+# started. 2 once it has exited.
+agent_recorder_started()
 {
-	local waited=0
-
-	while kill -0 "$QEMU_PID" 2>/dev/null; do
-		[ "$waited" -lt $((RUN_TIMEOUT * 10)) ] || { fail "L2 did not stop within ${RUN_TIMEOUT}s"; return 1; }
-		sleep 0.1
-		waited=$((waited + 1))
-	done
-	wait "$QEMU_PID"
-	QEMU_PID=
+	if ! kill -0 "$RECORDER_PID" 2>/dev/null; then
+		wait "$RECORDER_PID"
+		fail "trace-cmd record -A exited with status $? before recording: $(tail -3 "$W/trace-cmd-record.log")"
+		RECORDER_PID=
+		return 2
+	fi
+	[ "$(cat "$TRACEFS/tracing_on")" = 1 ] && [ "$(cat "$TRACEFS/events/kvm/kvm_exit/enable")" = 1 ]
 }
 
+# trace-cmd's guest workflow as a user runs it: the host's events, then
+# -A and the guest's (L2 runs this kernel: it has what L1 has), in the
+# top-level buffer, trace-cmd's default clock. 3.1.6 finds a guest by name
+# only through libvirt (virsh), which the test VM has not: the name comes
+# with the CID, as -A NAME@CID. Both files uncompressed, as record-host.sh
+# records (the guest's as told after -A, which the agent writes).
+#
+# With no -C, trace-cmd records with x86-tsc (and writes tsc2nsec with
+# its TSC2NSEC option) and syncs with its kvm protocol only when it found
+# the guest's QEMU: it connects to the CID and follows the wakeups from
+# itself to a thread that enters KVM. That chain breaks when the vCPU was
+# not halted (here L2's timer ticks wake its vCPUs every few ms, on L1's
+# one CPU): trace-cmd then falls back to the host's clock (local) and its
+# ptp protocol, whose files kvm-tsc-merge cannot convert. Such a recording
+# is stopped and started again, up to AGENT_ATTEMPTS times; each attempt's
+# output is in trace-cmd-record.log and their number in nested-run.txt.
+start_agent_recorder()
+{
+	local host_events='' guest_events="--compression none -e sched:sched_switch" ev
+
+	for ev in $AGENT_HOST_EVENTS; do
+		[ -d "$TRACEFS/events/${ev%%:*}/${ev#*:}" ] || { fail "this kernel has no $ev event"; return 1; }
+		host_events="$host_events -e $ev"
+	done
+	for ev in $AGENT_HOST_OPTIONAL; do
+		[ -d "$TRACEFS/events/${ev%%:*}/${ev#*:}" ] && host_events="$host_events -e $ev"
+	done
+	[ -d "$TRACEFS/events/msr/write_msr" ] && guest_events="$guest_events -e msr:write_msr -f msr==0x10"
+	echo "trace-cmd record --compression none -o $W/trace.dat$host_events -A l2@$L2_CID $guest_events" \
+		>"$W/trace-cmd-record.cmd"
+	: >"$W/trace-cmd-record.log"
+	AGENT_ATTEMPT=1
+	while :; do
+		[ "$AGENT_ATTEMPT" = 1 ] || step "record-start, attempt $AGENT_ATTEMPT"
+		echo "== attempt $AGENT_ATTEMPT" >>"$W/trace-cmd-record.log"
+		rm -f "$W/trace.dat" "$W/trace-l2.dat"
+		echo 0 >"$TRACEFS/tracing_on"
+		echo 0 >"$TRACEFS/events/enable"
+		# setsid: its own process group, for kill_agent_recorder. From W:
+		# it writes its per-CPU files in the current directory.
+		# shellcheck disable=SC2086
+		(cd "$W" && exec setsid trace-cmd record --compression none -o "$W/trace.dat" $host_events \
+			-A "l2@$L2_CID" $guest_events) </dev/null >>"$W/trace-cmd-record.log" 2>&1 &
+		RECORDER_PID=$!
+		wait_until "$AGENT_TIMEOUT" "trace-cmd record -A did not start recording" agent_recorder_started ||
+			return 1
+		grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" && return 0
+		echo "== trace clock $(grep -o '\[[^]]*\]' "$TRACEFS/trace_clock"): trace-cmd did not find L2's qemu; stopped" \
+			>>"$W/trace-cmd-record.log"
+		stop_agent_recorder || return 1
+		[ "$AGENT_ATTEMPT" -lt "$AGENT_ATTEMPTS" ] ||
+			{ fail "trace-cmd record -A did not find L2's qemu by its CID in $AGENT_ATTEMPTS attempts: $(grep Negotiated "$W/trace-cmd-record.log" | tail -1)"; return 1; }
+		AGENT_ATTEMPT=$((AGENT_ATTEMPT + 1))
+	done
+}
+
+# SIGINT, as Ctrl-C: trace-cmd stops L2's agent, takes its trace over
+# vsock and writes trace.dat and trace-l2.dat.
+stop_agent_recorder()
+{
+	local status
+
+	kill -INT "$RECORDER_PID"
+	wait_until "$AGENT_TIMEOUT" "trace-cmd record -A did not finish after SIGINT" pid_gone "$RECORDER_PID" ||
+		return 1
+	wait "$RECORDER_PID"
+	status=$?
+	RECORDER_PID=
+	[ "$status" = 0 ] || { fail "trace-cmd record -A exited with status $status: $(tail -3 "$W/trace-cmd-record.log")"; return 1; }
+	for f in "$W/trace.dat" "$W/trace-l2.dat"; do
+		[ -s "$f" ] || { fail "trace-cmd record -A did not write $f: $(tail -3 "$W/trace-cmd-record.log")"; return 1; }
+	done
+}
+
+start_recording()
+{
+	step record-start
+	case $MODE in
+	agent) start_agent_recorder ;;
+	*)
+		sh "$RECORD" start "$W/host.dat" || { fail "$RECORD start"; return 1; }
+		RECORDING=1
+		;;
+	esac
+}
+
+stop_recording()
+{
+	step record-stop
+	case $MODE in
+	agent) stop_agent_recorder ;;
+	*)
+		RECORDING=
+		sh "$RECORD" stop || { fail "$RECORD stop"; return 1; }
+		;;
+	esac
+}
+
+# One run of MODE, in W; timings in W/nested-run.txt.
 run()
 {
-	local t0 t_rec t_ready t_done status
+	local t0 t_rec0 t_rec t_boot t_ready t_go t_marked t_stop t_done status
 
 	t0=$(now)
-	STEP=record-start
-	sh "$RECORD" start "$WORK/host.dat" || { fail "$RECORD start"; return 1; }
-	RECORDING=1
-	t_rec=$(now)
-	STEP=l2-boot
+	if [ "$MODE" = own ]; then
+		t_rec0=$(now)
+		start_recording || return 1
+		t_rec=$(now)
+	fi
+	step l2-boot
+	t_boot=$(now)
 	start_l2 || return 1
 	wait_for_l2_line '^ktt-l2-ready' "$BOOT_TIMEOUT" || return 1
 	t_ready=$(now)
-	STEP=debugfs
+	if [ "$MODE" != own ]; then
+		t_rec0=$(now)
+		start_recording || return 1
+		t_rec=$(now)
+	fi
+	step debugfs
 	save_debugfs_offsets || return 1
-	echo go >"$WORK/l2-ctl.in"
-	STEP=l2-run
+	echo go >"$W/l2-ctl.in"
+	t_go=$(now)
+	step l2-run
 	wait_for_l2_line '^ktt-l2-status' "$RUN_TIMEOUT" || return 1
-	wait_l2_exit || return 1
+	t_marked=$(now)
+	if [ "$MODE" = agent ]; then
+		# L2 waits for quit: the agent must be there when trace-cmd stops.
+		stop_recording || return 1
+		t_stop=$(now)
+		# A fifo with no reader (L2's qemu gone) would block the write.
+		kill -0 "$QEMU_PID" 2>/dev/null && echo quit >"$W/l2-ctl.in"
+		step l2-exit
+		wait_l2_exit || return 1
+	else
+		wait_l2_exit || return 1
+		t_stop=$(now)
+		stop_recording || return 1
+	fi
 	t_done=$(now)
-	STEP=record-stop
-	RECORDING=
-	sh "$RECORD" stop || { fail "$RECORD stop"; return 1; }
-	status=$(sed -n 's/^ktt-l2-status //p' "$WORK/l2-serial.log")
+	status=$(sed -n 's/^ktt-l2-status //p' "$W/l2-serial.log")
 	[ "$status" = 0 ] ||
-		{ fail "L2 reported status '$status': $(grep ktt-l2-error "$WORK/l2-serial.log")"; return 1; }
+		{ STEP=l2-run; fail "L2 reported status '$status': $(grep ktt-l2-error "$W/l2-serial.log")"; return 1; }
 	{
+		echo "mode $MODE"
 		echo "l2_cpus $L2_CPUS"
 		echo "l1_tsc_khz $L1_TSC_KHZ"
 		echo "l2_tsc_khz $L2_TSC_KHZ"
-		echo "record_start_s $(elapsed "$t0" "$t_rec")"
-		echo "l2_boot_s $(elapsed "$t_rec" "$t_ready")"
-		echo "l2_run_s $(elapsed "$t_ready" "$t_done")"
-		echo "payload_s $(elapsed "$t0" "$(now)")"
+		echo "record_start_s $(elapsed "$t_rec0" "$t_rec")"
+		echo "l2_boot_s $(elapsed "$t_boot" "$t_ready")"
+		echo "l2_run_s $(elapsed "$t_go" "$t_marked")"
+		if [ "$MODE" = agent ]; then
+			echo "agent_attempts $AGENT_ATTEMPT"
+			echo "record_stop_s $(elapsed "$t_marked" "$t_stop")"
+		else
+			echo "record_stop_s $(elapsed "$t_stop" "$t_done")"
+		fi
+		echo "payload_s $(elapsed "$t0" "$t_done")"
 		echo "l1_uptime_at_start_s $t0"
-	} >"$WORK/nested-run.txt"
+	} >"$W/nested-run.txt"
 }
 
-export_all()
+# The run's files into DEST, the trace pair under the mode's names.
+export_mode()
 {
-	local f
+	local f host guest
 
-	for f in "$WORK/host.dat" "$WORK/l2/guest.dat" "$WORK/l2/l2-info.txt" "$WORK/debugfs-tsc-offset.txt" \
-		"$WORK/nested-run.txt" "$WORK/l2-console.log" "$WORK/l2-qemu.log" "$WORK/l2/l2-dmesg.txt" \
-		"$WORK/l2/trace-cmd-start.log" "$WORK/l2/trace-cmd-extract.log"; do
-		[ -f "$f" ] && cp "$f" /export/
+	case $MODE in
+	own) host=host.dat guest=guest.dat ;;
+	*) host=$MODE-host.dat guest=$MODE-guest.dat ;;
+	esac
+	if [ "$MODE" = agent ]; then
+		[ -f "$W/trace.dat" ] && cp "$W/trace.dat" "$DEST/$host"
+		[ -f "$W/trace-l2.dat" ] && cp "$W/trace-l2.dat" "$DEST/$guest"
+	else
+		[ -f "$W/host.dat" ] && cp "$W/host.dat" "$DEST/$host"
+		[ -f "$W/l2/guest.dat" ] && cp "$W/l2/guest.dat" "$DEST/$guest"
+	fi
+	for f in "$W/l2/l2-info.txt" "$W/debugfs-tsc-offset.txt" "$W/nested-run.txt" "$W/l2-console.log" \
+		"$W/l2-qemu.log" "$W/l2/l2-dmesg.txt" "$W/l2/trace-cmd-start.log" "$W/l2/trace-cmd-extract.log" \
+		"$W/l2/trace-cmd-agent.log" "$W/trace-cmd-record.cmd" "$W/trace-cmd-record.log"; do
+		[ -f "$f" ] && cp "$f" "$DEST/"
 	done
-	[ -f "$RECORD_STATE/log" ] && cp "$RECORD_STATE/log" /export/record-host.log
-	return 0
+	[ -f "$W/record/log" ] && cp "$W/record/log" "$DEST/record-host.log"
+	if [ -s "$W/failure" ]; then
+		cp "$W/failure" "$DEST/status"
+	else
+		echo 0 >"$DEST/status"
+	fi
+	FILES=
+	for f in "$host" "$guest"; do
+		if [ -f "$DEST/$f" ]; then
+			FILES="$FILES $f $(wc -c <"$DEST/$f") bytes"
+		else
+			FILES="$FILES $f missing"
+		fi
+	done
 }
 
-main()
+# One mode: W and DEST its own (or the top of /export when FLAT).
+run_mode()
 {
 	local status=0 t_exp
 
-	trap cleanup EXIT
-	check_requirements || return $?
-	mkdir -p "$WORK"
+	MODE=$1
+	if [ -n "$FLAT" ]; then
+		W=$WORK_ROOT
+		DEST=/export
+	else
+		W=$WORK_ROOT/$MODE
+		DEST=/export/$MODE
+	fi
+	rm -rf "$W"
+	mkdir -p "$W" "$DEST"
+	export RECORD_STATE=$W/record
+	STEP=setup
 	run || status=1
 	cleanup
 	t_exp=$(now)
 	STEP='export'
-	export_all
-	[ "$status" = 0 ] || return 1
-	sed 's/^/# /' "$WORK/nested-run.txt"
-	echo "# copy to /export: $(elapsed "$t_exp" "$(now)") s"
-	echo "# files: host.dat $(wc -c <"$WORK/host.dat") bytes, guest.dat $(wc -c <"$WORK/l2/guest.dat") bytes"
-	echo "nested trace recorded"
+	export_mode
+	if [ "$status" = 0 ]; then
+		sed "s/^/# $MODE: /" "$W/nested-run.txt"
+		echo "# $MODE: copy to $DEST: $(elapsed "$t_exp" "$(now)") s"
+	fi
+	echo "# $MODE: files:$FILES"
+	return $status
 }
 
-main "$@"
+main()
+{
+	local status=0 mode modes=$MODES
+
+	trap cleanup EXIT
+	W=$WORK_ROOT
+	FLAT=
+	[ -n "$modes" ] || { modes=own; FLAT=1; }
+	for mode in $modes; do
+		case $mode in
+		own | late | agent) ;;
+		*) fail "unknown mode '$mode': use own, late or agent"; return 1 ;;
+		esac
+	done
+	mkdir -p "$WORK_ROOT"
+	check_requirements || return $?
+	for mode in $modes; do
+		run_mode "$mode" || status=1
+	done
+	[ "$status" = 0 ] || return 1
+	echo "nested trace recorded ($modes)"
+}
+
+main

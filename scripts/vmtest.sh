@@ -20,7 +20,8 @@
 # VMTEST_NESTED=1 also puts into the initramfs what a nested guest needs:
 # qemu-system-x86_64 and trace-cmd with their libraries and QEMU's
 # firmware, and in /nested the kernel and the nested guest's initramfs
-# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd), and gives
+# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd and the
+# libgcc_s its threads need), and gives
 # the VM one CPU unless VMTEST_CPUS says otherwise; scripts/vm-nested-trace.sh
 # says why.
 
@@ -98,16 +99,24 @@ add_ktt_files()
 	done
 }
 
-# The nested guest's initramfs: its /init, busybox and trace-cmd.
+# The nested guest's initramfs: its /init, busybox and trace-cmd. glibc
+# loads libgcc_s with dlopen() for pthread_exit(), which ldd does not list:
+# without it, trace-cmd agent aborts when a recording ends ("libgcc_s.so.1
+# must be installed for pthread_exit to work").
 build_l2_initramfs()
 {
-	local out=$1
+	local out=$1 lib
 
 	rm -rf "$L2_ROOT"
 	mkdir -p "$L2_ROOT/bin"
 	cp /bin/busybox "$L2_ROOT/bin/busybox"
 	cp "$TOP_DIR/scripts/nested-guest-init.sh" "$L2_ROOT/init"
 	copy_with_libs trace-cmd "$L2_ROOT"
+	# Where glibc looks for it: beside the libc trace-cmd runs with.
+	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1
+	[ -f "$lib" ] || die "$lib not found: install the Debian package libgcc-s1"
+	mkdir -p "$L2_ROOT${lib%/*}"
+	cp -L "$lib" "$L2_ROOT$lib"
 	(cd "$L2_ROOT" && find . | cpio -o -H newc --quiet | gzip -9) >"$out"
 }
 
