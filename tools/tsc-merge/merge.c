@@ -38,6 +38,7 @@ struct merge {
 	struct vm_table *vms;
 	struct merge_stats *stats;
 	uint64_t last_key;
+	uint64_t host_first;		/* runs are known from here on */
 };
 
 static bool before(const struct stream *a, const struct stream *b)
@@ -225,8 +226,16 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	m->last_key = s->key;
 	if (s->guest) {
 		e.vcpu = s->vcpu;
-		e.outside = s->conv.outside || !s->vcpu->running ||
-			    s->vcpu->run_level != s->guest->level;
+		/*
+		 * Before the host recording began (record-host.sh started
+		 * while the guest ran) no run can be checked: the event is
+		 * placed with the values before the first TSC event.
+		 */
+		if (s->key < m->host_first)
+			m->stats->before_host++;
+		else
+			e.outside = s->conv.outside || !s->vcpu->running ||
+				    s->vcpu->run_level != s->guest->level;
 		e.ambiguous = s->conv.ambiguous;
 		count_guest(m, s, &e);
 	} else {
@@ -280,7 +289,7 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
 		 struct merge_stats *stats, bool progress)
 {
-	struct merge m = { .vms = vms, .stats = stats };
+	struct merge m = { .vms = vms, .stats = stats, .host_first = host->first_ts };
 	int i, ret = -1;
 
 	memset(stats, 0, sizeof(*stats));

@@ -321,6 +321,8 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	sc->events++;
 	if (r->ts > sc->last_ts)
 		sc->last_ts = r->ts;
+	if (r->ts < sc->host->first_ts)
+		sc->host->first_ts = r->ts;
 	switch (host_event_decode(&sc->he, r, &ev)) {
 	case HOST_OTHER:
 		return 0;
@@ -384,6 +386,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms)
 
 	if (host_events_init(&sc.he, host))
 		return -1;
+	host->first_ts = UINT64_MAX;
 	vm_table_add_guest_options(vms, host);
 	host_events_warn_missing(&sc.he, host->path);
 	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);

@@ -87,6 +87,9 @@ void summary_print(FILE *out, const struct trace_file *host,
 			(unsigned long long)guests[g].events,
 			(unsigned long long)guests[g].outside,
 			(unsigned long long)guests[g].ambiguous);
+	if (stats->before_host)
+		fprintf(out, "%llu guest events came before the host recording began: placed with the values before the first TSC event, not checked against host runs\n",
+			(unsigned long long)stats->before_host);
 	fprintf(out, "total: %llu host events, %llu guest events, %llu outside host run intervals, %llu ambiguous, %llu out of order, %llu damaged records\n",
 		(unsigned long long)stats->host_events,
 		(unsigned long long)stats->guest_events,

@@ -185,6 +185,7 @@ struct trace_file {
 	int nr_buffers;
 	struct td_meta meta;
 	unsigned long snapshot_khz;	/* host: record-host.sh's tsc_khz line */
+	uint64_t first_ts;		/* host: its first event's TSC */
 };
 
 /* A guest trace tied to a VM; @level picks the steps that convert it. */
@@ -363,6 +364,7 @@ struct merge_stats {
 	uint64_t ambiguous;
 	uint64_t out_of_order;
 	uint64_t damaged;		/* records record_damage() refused */
+	uint64_t before_host;		/* guest events before the host's first */
 };
 
 int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
