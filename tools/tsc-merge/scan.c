@@ -406,19 +406,24 @@ int scan_host(struct trace_file *host, struct vm_table *vms)
 }
 
 /*
- * trace-cmd's kvm time sync samples KVM's debugfs tsc-offset: its first
- * sample of guest CPU @cpu is the offset when the recording began, for a
- * vCPU no event and no snapshot describe. Any TSC event still wins.
+ * trace-cmd's kvm time sync samples KVM's debugfs: its first sample of
+ * guest CPU @cpu holds -tsc-offset and, for a scaled vCPU, the ratio and
+ * its frac bits (1 and 0 for the default ratio), the values when the
+ * recording began. They describe a vCPU that no TSC event and no snapshot
+ * does; any TSC event still wins.
  */
 void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g)
 {
 	const struct td_time_shift *s = g->file.meta.shift;
 	const struct td_shift_sample *first;
 
-	if (v->offset_known || !s || v->id >= s->nr_cpus || !s->cpus[v->id].nr)
+	if (!s || v->id >= s->nr_cpus || !s->cpus[v->id].nr)
 		return;
 	first = &s->cpus[v->id].samples[0];
-	if (first->scaling != 1)
+	if (!v->mult_known && first->scaling > 1 && first->fraction > 0 &&
+	    first->fraction <= TSC_MAX_FRAC_BITS)
+		backfill_mult(v, first->scaling, first->fraction);
+	if (v->offset_known)
 		return;
 	backfill_offset(v, -(uint64_t)first->offset);
 	fprintf(stderr, "%s: vCPU %u: no TSC event tells its offset before host TSC %llu; taken from trace-cmd's time sync sample (%lld)\n",
