@@ -67,10 +67,17 @@ run_sparse()
 	grep -E ': (warning|error):' "$log.raw" | sed -E 's/:[0-9]+:[0-9]+: /: /' | sort >"$log"
 }
 
+# The log of one step for one patch; sub-series' patches have a directory.
+log_of()
+{
+	echo "$LOGS/$1-${2//\//-}.log"
+}
+
 check_patch_style()
 {
-	local patch=$1 log=$LOGS/checkpatch-$1.log totals
+	local patch=$1 log totals
 
+	log=$(log_of checkpatch "$patch")
 	(cd "$WORKTREE" && ./scripts/checkpatch.pl --strict --ignore "$CHECKPATCH_IGNORE" \
 		"$PATCH_DIR/$patch") >"$log" 2>&1
 	totals=$(grep '^total:' "$log")
@@ -84,16 +91,17 @@ check_patch_style()
 
 apply_patch()
 {
-	local patch=$1
+	local patch=$1 log
 
-	git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$LOGS/am-$patch.log" 2>&1 && return 0
-	sed 's/^/# /' "$LOGS/am-$patch.log" | head -5
+	log=$(log_of am "$patch")
+	git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$log" 2>&1 && return 0
+	sed 's/^/# /' "$log" | head -5
 	return 1
 }
 
 apply_and_build()
 {
-	apply_patch "$1" && build_kvm "$LOGS/build-$1.log"
+	apply_patch "$1" && build_kvm "$(log_of build "$1")"
 }
 
 check_sparse()

@@ -66,10 +66,26 @@ host_tsc_khz()
 	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
 }
 
-# The patches listed in $PATCH_DIR/series, in order.
+# The entries of a series file, without comments and blank lines.
+series_entries()
+{
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$1"
+}
+
+# The patches of $PATCH_DIR/series in order, relative to $PATCH_DIR: an
+# entry naming a directory stands for the patches of that directory's own
+# series file (the fixes, then the tracing series built on them).
 series_patches()
 {
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$PATCH_DIR/series"
+	local entry
+
+	for entry in $(series_entries "$PATCH_DIR/series"); do
+		if [ -d "$PATCH_DIR/$entry" ]; then
+			series_entries "$PATCH_DIR/$entry/series" | sed "s|^|$entry/|"
+		else
+			echo "$entry"
+		fi
+	done
 }
 
 # The kernel tree the scripts work on: the user's KSRC or the packaged one.

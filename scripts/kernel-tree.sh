@@ -128,6 +128,10 @@ check_series()
 	local p
 
 	[ -f "$PATCH_DIR/series" ] || die "$PATCH_DIR/series is missing"
+	for p in $(series_entries "$PATCH_DIR/series"); do
+		[ ! -d "$PATCH_DIR/$p" ] || [ -f "$PATCH_DIR/$p/series" ] ||
+			die "$PATCH_DIR/series names the directory $p, which has no series file"
+	done
 	for p in $(series_patches); do
 		[ -f "$PATCH_DIR/$p" ] || die "$PATCH_DIR/series names $p, which is not there"
 	done
