@@ -27,18 +27,21 @@ KCC = $(if $(shell command -v ccache),ccache gcc,gcc)
 # path, and its -fmacro-prefix-map takes that path out of the objects.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_IGNOREOPTIONS := -fmacro-prefix-map=*
-SERIES := $(addprefix patches/,$(shell sed -e 's/\#.*//' patches/series))
+# The patches in the order they are applied (patches/series names the
+# sub-series: the fixes, then the tracing series), and the series files.
+SERIES := $(addprefix patches/,$(shell bash -c '. scripts/common.sh && series_patches'))
+SERIES_FILES := patches/series $(wildcard patches/*/series)
 MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h)
 # The in-tree KVM selftests the VMs run: the series' own tests (the events,
-# and one reproducer per bug the series fixes), and upstream
+# and the reproducers of the bugs the fixes series fixes), and upstream
 # tests whose pass shows the series breaks nothing around the TSC and nested
 # SVM (under QEMU) or nested VMX and TSC scaling (under Bochs). Each skips
 # in the VM without its vendor. Not vmx_preemption_timer_test nor
 # tsc_scaling_sync: a VMX guest spinning with interrupts off livelocks
 # Bochs 2.7. Not state_test: on the debug kernel under TCG its L1 once took
 # a #UD on an AVX load right after XSETBV, before any nested or TSC step.
-KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/svm_nested_leave_tsc_test \
-	x86_64/vmx_nested_failed_entry_tsc_test x86_64/tsc_msrs_test x86_64/kvm_clock_test \
+KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
+	x86_64/tsc_msrs_test x86_64/kvm_clock_test \
 	x86_64/svm_vmcall_test x86_64/svm_nested_shutdown_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
@@ -57,7 +60,7 @@ deps:
 # again when the series, Debian's source package or a KSRC tree's HEAD
 # (whose reflog git appends to) moves.
 TREE_INPUTS := $(if $(KSRC),$(wildcard $(KSRC)/.git/logs/HEAD),$(wildcard /usr/src/linux-source-6.12.tar.xz))
-$(BUILD)/series.applied: patches/series $(SERIES) scripts/kernel-tree.sh $(TREE_INPUTS) | deps
+$(BUILD)/series.applied: $(SERIES_FILES) $(SERIES) scripts/kernel-tree.sh $(TREE_INPUTS) | deps
 	KSRC=$(KSRC) scripts/kernel-tree.sh
 	@touch $@
 
@@ -138,7 +141,7 @@ $(RESULTS)/fuzz-replay.tap: tools $(BUILD)/series.applied FORCE
 fuzz: tools
 	+$(MAKE) -C tools/tsc-merge fuzz
 
-$(RESULTS)/series.tap: patches/series $(SERIES) scripts/check-series.sh $(BUILD)/kernel/.config
+$(RESULTS)/series.tap: $(SERIES_FILES) $(SERIES) scripts/check-series.sh $(BUILD)/kernel/.config
 	scripts/result.sh run $@ scripts/check-series.sh
 
 $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
