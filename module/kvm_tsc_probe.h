@@ -14,7 +14,7 @@
 void ktt_on_offset(pid_t tgid, u32 vcpu_id, u64 prev, u64 next);
 void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 frac_bits);
 void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
-		   u64 multiplier);
+		   u64 prev_multiplier, u64 multiplier);
 
 int ktt_state_init(unsigned int max_vcpus);
 void ktt_state_exit(void);

@@ -49,10 +49,12 @@ static void probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64 nex
 
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
 /* The event passes the vCPU; its fields are read as its TP_fast_assign does. */
-static void probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev)
+static void probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
+			 u64 prev_multiplier)
 {
 	ktt_on_nested(current->tgid, vcpu->vcpu_id, is_guest_mode(vcpu), prev,
-		      vcpu->arch.tsc_offset, vcpu->arch.tsc_scaling_ratio);
+		      vcpu->arch.tsc_offset, prev_multiplier,
+		      vcpu->arch.tsc_scaling_ratio);
 }
 #endif
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * selftest.c: the validator checked on itself (selftest=1): a known
- * sequence of events, some of them inconsistent, must count exactly the 9
- * violations it contains, step by step, no more and no fewer. It runs before any probe
- * is attached, as a VMM no process can be, and the state is cleared after.
+ * sequence of events, some of them inconsistent, must count exactly the
+ * violations each step says it adds, no more and no fewer. It runs before
+ * any probe is attached, as a VMM no process can be, and the state is
+ * cleared after.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,7 +23,7 @@ static u64 counted;
 static const struct step {
 	enum { OFFSET, MULTIPLIER, NESTED } kind;
 	bool guest_mode;
-	u64 prev, next, multiplier;
+	u64 prev, next, prev_multiplier, multiplier;
 	u8 frac_bits;
 	unsigned int violations;
 } steps[] = {
@@ -32,16 +33,28 @@ static const struct step {
 	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },	/* created: runs L1 */
 	{ MULTIPLIER, .prev = ONE_32, .next = 0, .frac_bits = 32, .violations = 1 },	/* 0 */
 	{ MULTIPLIER, .prev = 5, .next = ONE_32, .frac_bits = 48, .violations = 2 },	/* 0; 32 */
-	{ NESTED, false, .prev = 300, .next = 300, .multiplier = ONE_32, .violations = 1 },
-	{ NESTED, true, .prev = 300, .next = 1300, .multiplier = ONE_32 },
-	{ NESTED, true, .prev = 1300, .next = 1400, .multiplier = 0, .violations = 1 },
-	{ NESTED, false, .prev = 999, .next = 300, .multiplier = ONE_32, .violations = 1 },
-	{ NESTED, false, .prev = 300, .next = 300, .multiplier = ONE_32, .violations = 1 },
-	{ NESTED, true, .prev = 300, .next = 2000, .multiplier = ONE_32 },
-	{ NESTED, false, .prev = 2000, .next = 555, .multiplier = ONE_32, .violations = 1 },
-	{ NESTED, true, .prev = 300, .next = 2000, .multiplier = 2 * ONE_32 },
-	/* L2's multiplier left in force */
-	{ NESTED, false, .prev = 2000, .next = 300, .multiplier = 2 * ONE_32, .violations = 1 },
+	{ NESTED, false, .prev = 300, .next = 300, .prev_multiplier = ONE_32,
+	  .multiplier = ONE_32, .violations = 1 },	/* guest_mode 0 in L1 */
+	{ NESTED, true, .prev = 300, .next = 1300, .prev_multiplier = ONE_32,
+	  .multiplier = ONE_32 },
+	{ NESTED, true, .prev = 1300, .next = 1400, .prev_multiplier = ONE_32,
+	  .multiplier = 0, .violations = 1 },	/* multiplier 0 */
+	{ NESTED, false, .prev = 999, .next = 300, .prev_multiplier = 0,
+	  .multiplier = ONE_32, .violations = 1 },	/* previous is not L2's */
+	{ NESTED, false, .prev = 300, .next = 300, .prev_multiplier = ONE_32,
+	  .multiplier = ONE_32, .violations = 1 },	/* guest_mode 0 in L1 */
+	{ NESTED, true, .prev = 300, .next = 2000, .prev_multiplier = ONE_32,
+	  .multiplier = ONE_32 },
+	{ NESTED, false, .prev = 2000, .next = 555, .prev_multiplier = ONE_32,
+	  .multiplier = ONE_32, .violations = 1 },	/* next is not L1's */
+	{ NESTED, true, .prev = 300, .next = 2000, .prev_multiplier = ONE_32,
+	  .multiplier = 2 * ONE_32 },
+	{ NESTED, false, .prev = 2000, .next = 300, .prev_multiplier = 2 * ONE_32,
+	  .multiplier = 2 * ONE_32, .violations = 1 },	/* L2's multiplier left */
+	{ NESTED, true, .prev = 300, .next = 400, .prev_multiplier = 3 * ONE_32,
+	  .multiplier = ONE_32, .violations = 1 },	/* previous multiplier not L1's */
+	{ NESTED, false, .prev = 400, .next = 300, .prev_multiplier = 2 * ONE_32,
+	  .multiplier = ONE_32, .violations = 1 },	/* previous multiplier not L2's */
 	/* vCPU 0 created again: a new VM, whose first offset is not checked. */
 	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },
 	{ OFFSET, .prev = 0, .next = 700 },
@@ -57,7 +70,8 @@ static void play(const struct step *s)
 		ktt_on_multiplier(SELFTEST_TGID, 0, s->prev, s->next, s->frac_bits);
 		break;
 	case NESTED:
-		ktt_on_nested(SELFTEST_TGID, 0, s->guest_mode, s->prev, s->next, s->multiplier);
+		ktt_on_nested(SELFTEST_TGID, 0, s->guest_mode, s->prev, s->next,
+			      s->prev_multiplier, s->multiplier);
 		break;
 	}
 }

@@ -213,17 +213,24 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
  * is only possible while L2 runs, and gives L1's offset and multiplier back.
  */
 void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
-		   u64 multiplier)
+		   u64 prev_multiplier, u64 multiplier)
 {
 	struct ktt_vcpu *v;
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&ktt_lock, flags);
 	v = get_vcpu(find_vmm(tgid), vcpu_id);
-	if (v->mode == MODE_L2)
+	if (v->mode == MODE_L2) {
 		check_equal(v, "kvm_nested_tsc_offset previous (L2)", v->l2_offset, prev);
-	else if (v->mode == MODE_L1 && v->nr_offset)
-		check_equal(v, "kvm_nested_tsc_offset previous (L1)", v->l1_offset, prev);
+		check_equal(v, "kvm_nested_tsc_offset previous multiplier (L2)",
+			    v->l2_multiplier, prev_multiplier);
+	} else if (v->mode == MODE_L1) {
+		if (v->nr_offset)
+			check_equal(v, "kvm_nested_tsc_offset previous (L1)", v->l1_offset, prev);
+		if (v->nr_multiplier)
+			check_equal(v, "kvm_nested_tsc_offset previous multiplier (L1)",
+				    v->l1_multiplier, prev_multiplier);
+	}
 	if (!guest_mode && v->mode == MODE_L1)
 		report(v, "kvm_nested_tsc_offset guest_mode 0 outside L2", 1, 0);
 	if (!guest_mode && v->nr_offset)

@@ -89,6 +89,7 @@ struct ktk_event {
 	u32 vcpu_id;
 	u64 prev;
 	u64 next;
+	u64 prev_multiplier;	/* kvm_nested_tsc_offset only */
 	u64 multiplier;		/* kvm_nested_tsc_offset only */
 	u8 frac_bits;		/* kvm_write_tsc_multiplier only */
 	u8 guest_mode;		/* kvm_nested_tsc_offset only */
@@ -170,12 +171,13 @@ static void ktk_probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64
 
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
 /* The event passes the vCPU; its fields are read as its TP_fast_assign does. */
-static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev)
+static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
+			     u64 prev_multiplier)
 {
 	struct ktk_event e = {
 		.kind = KTK_NESTED, .vcpu_id = vcpu->vcpu_id, .prev = prev,
-		.next = vcpu->arch.tsc_offset, .multiplier = vcpu->arch.tsc_scaling_ratio,
-		.guest_mode = is_guest_mode(vcpu),
+		.next = vcpu->arch.tsc_offset, .prev_multiplier = prev_multiplier,
+		.multiplier = vcpu->arch.tsc_scaling_ratio, .guest_mode = is_guest_mode(vcpu),
 	};
 
 	ktk_record(&e);
@@ -319,8 +321,9 @@ static void ktk_print_event(const char *label, const struct ktk_event *e)
 			label, e->vcpu_id, e->prev, e->next, e->frac_bits);
 		break;
 	default:
-		pr_info("# %s: kvm_nested_tsc_offset: vcpu=%u guest_mode=%u prev=%llu next=%llu multiplier=%llu\n",
-			label, e->vcpu_id, e->guest_mode, e->prev, e->next, e->multiplier);
+		pr_info("# %s: kvm_nested_tsc_offset: vcpu=%u guest_mode=%u prev=%llu next=%llu multiplier %#llx -> %#llx\n",
+			label, e->vcpu_id, e->guest_mode, e->prev, e->next, e->prev_multiplier,
+			e->multiplier);
 		break;
 	}
 }
@@ -328,7 +331,8 @@ static void ktk_print_event(const char *label, const struct ktk_event *e)
 static bool ktk_events_equal(const struct ktk_event *a, const struct ktk_event *b)
 {
 	return a->kind == b->kind && a->vcpu_id == b->vcpu_id && a->prev == b->prev &&
-	       a->next == b->next && a->multiplier == b->multiplier &&
+	       a->next == b->next && a->prev_multiplier == b->prev_multiplier &&
+	       a->multiplier == b->multiplier &&
 	       a->frac_bits == b->frac_bits && a->guest_mode == b->guest_mode;
 }
 
