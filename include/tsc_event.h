@@ -41,10 +41,11 @@ struct tsc_event {
 	uint8_t frac_bits;	/* TSC_MULTIPLIER */
 	uint64_t prev;		/* an offset, or a multiplier for TSC_MULTIPLIER */
 	uint64_t next;
+	uint64_t prev_multiplier;	/* TSC_NESTED: the multiplier before */
 	uint64_t multiplier;	/* TSC_NESTED: the multiplier loaded with next */
 };
 
-#define TSC_MAX_FIELDS 5
+#define TSC_MAX_FIELDS 6
 
 /* A field of an event's format file and where struct tsc_event keeps it. */
 struct tsc_event_field {

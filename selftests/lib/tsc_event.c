@@ -37,12 +37,13 @@ const struct tsc_event_type tsc_event_types[TSC_NR_KINDS] = {
 	},
 	[TSC_NESTED] = {
 		.name = TSC_NESTED_EVENT,
-		.nr_fields = 5,
+		.nr_fields = 6,
 		.fields = {
 			TSC_FIELD(TSC_FIELD_VCPU_ID, vcpu_id),
 			TSC_FIELD(TSC_FIELD_GUEST_MODE, guest_mode),
 			TSC_FIELD(TSC_FIELD_PREV_OFFSET, prev),
 			TSC_FIELD(TSC_FIELD_NEXT_OFFSET, next),
+			TSC_FIELD(TSC_FIELD_PREV_MULTIPLIER, prev_multiplier),
 			TSC_FIELD(TSC_FIELD_MULTIPLIER, multiplier),
 		},
 	},
