@@ -317,7 +317,7 @@ static void ktk_print_event(const char *label, const struct ktk_event *e)
 			label, e->vcpu_id, e->prev, e->next);
 		break;
 	case KTK_MULTIPLIER:
-		pr_info("# %s: kvm_write_tsc_multiplier: vcpu=%u prev=%llu next=%llu frac_bits=%u\n",
+		pr_info("# %s: kvm_write_tsc_multiplier: vcpu=%u prev=%#llx next=%#llx frac_bits=%u\n",
 			label, e->vcpu_id, e->prev, e->next, e->frac_bits);
 		break;
 	default:

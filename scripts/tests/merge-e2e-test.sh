@@ -285,13 +285,15 @@ check_l2_multiplier()
 	l2_khz=$(info_value "$run_txt" l2_tsc_khz)
 	for cpu in $(seq 0 $((cpus - 1))); do
 		line=$(awk -v c="$cpu" '$4 == "kvm_write_tsc_multiplier" && $5 == "vcpu=" c' "$events" |
-			sed -n 's/.* next=\([0-9]*\) frac_bits=\([0-9]*\).*/\1 \2/p' | tail -1)
+			sed -n 's/.* next=\(0x[0-9a-f]*\|[0-9]*\) frac_bits=\([0-9]*\).*/\1 \2/p' | tail -1)
 		if [ -z "$line" ]; then
 			echo "# ${events##*/}: no kvm_write_tsc_multiplier of vcpu $cpu"
 			rc=1
 			continue
 		fi
 		read -r next frac <<<"$line"
+		# The series prints multipliers in hex.
+		next=$((next))
 		expected=$(echo "2^$frac * $l2_khz / $l1_khz" | bc)
 		echo "# vcpu $cpu: multiplier $next >> $frac for $l2_khz kHz on a $l1_khz kHz host"
 		[ "$next" = "$expected" ] && continue
