@@ -148,8 +148,12 @@ run_vm_once()
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run
-# that fails inside a nested guest (it crashed or stalled under TCG) is
-# tried again, up to ATTEMPTS boots, each failure shown.
+# that fails inside a nested guest (it crashed or stalled under TCG), or a
+# test VM that stopped making progress and was killed at VMTEST_TIMEOUT
+# (once seen under QEMU: the late run's nested guest never finished
+# booting, and none of the payload's bounded waits ended; the last step
+# line names where it stopped), is tried again, up to ATTEMPTS boots, each
+# failure shown.
 run_vm()
 {
 	local attempt=1 status
@@ -160,9 +164,15 @@ run_vm()
 		sed 's/^/# /' "$VM_LOG"
 		[ "$status" = 4 ] && { ktap_skip_all "$(sed -n 's/^# SKIP //p' "$VM_LOG" | head -1)"; exit "$KSFT_SKIP"; }
 		[ "$status" = 0 ] && return 0
-		grep -q "step 'l2-\(boot\|run\|exit\)' failed" "$VM_LOG" && [ "$attempt" -lt "$ATTEMPTS" ] || return "$status"
-		echo "# attempt $attempt failed in a nested guest; its console: $(cat "$EXPORT"/*/l2-console.log 2>/dev/null |
-			grep -E -m1 'BUG|Oops|Kernel panic' || echo 'no BUG or Oops')"
+		[ "$attempt" -lt "$ATTEMPTS" ] || return "$status"
+		if grep -q "step 'l2-\(boot\|run\|exit\)' failed" "$VM_LOG"; then
+			echo "# attempt $attempt failed in a nested guest; its console: $(cat "$EXPORT"/*/l2-console.log 2>/dev/null |
+				grep -E -m1 'BUG|Oops|Kernel panic' || echo 'no BUG or Oops')"
+		elif grep -q 'the VM did not finish within' "$VM_LOG"; then
+			echo "# attempt $attempt: the test VM stopped at '$(grep '^# [a-z]*: [0-9.]* s: ' "$VM_LOG" | tail -1)'"
+		else
+			return "$status"
+		fi
 		attempt=$((attempt + 1))
 	done
 }
