@@ -1,6 +1,8 @@
 # common.sh: paths and helpers shared by the scripts in this directory (sourced, not run).
 
 # shellcheck shell=bash
+# The paths below are read by the scripts that source this file.
+# shellcheck disable=SC2034
 
 TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
@@ -107,5 +109,6 @@ use_ktap()
 
 	helpers=$(kernel_tree)/tools/testing/selftests/kselftest/ktap_helpers.sh
 	[ -f "$helpers" ] || die "$helpers missing: run 'make kernel' first"
+	# shellcheck source=/dev/null
 	. "$helpers"
 }

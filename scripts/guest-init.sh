@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # guest-init.sh: /init of the test VM: mount, load KVM, refuse an unstable TSC, run the payload, report its status.
 #
 # Under QEMU (ktt_share=9p on the kernel command line) the repository comes
@@ -30,6 +31,8 @@ setup_mounts()
 		mount -t 9p -o trans=virtio,version=9p2000.L,ro ktt /ktt
 		mount -t 9p -o trans=virtio,version=9p2000.L export /export
 	fi
+	# ktt_modroot comes from the kernel command line (vmtest.sh).
+	# shellcheck disable=SC2154
 	ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
 }
 
@@ -65,6 +68,7 @@ wait_tsc_clocksource()
 {
 	local cs=/sys/devices/system/clocksource/clocksource0/current_clocksource i
 
+	# shellcheck disable=SC2034 # i only counts the tries
 	for i in $(seq 20); do
 		[ "$(cat $cs)" = tsc ] && return 0
 		sleep 0.5
