@@ -141,6 +141,40 @@ $(RESULTS)/fuzz-replay.tap: tools $(BUILD)/series.applied FORCE
 fuzz: tools
 	+$(MAKE) -C tools/tsc-merge fuzz
 
+# Real trace.dat seeds for the fuzzer, committed under FUZZ_REAL (not part
+# of check): short trace-cmd recordings made in the test VM by
+# tools/tsc-merge/fuzz/record-seeds.sh, and the agent-mode (record -A)
+# files of the last merge-e2e runs (build/vmtest-e2e*, from make check),
+# each made smaller with trace-cmd convert, which keeps their TSC2NSEC,
+# TIME_SHIFT and GUEST options (trace-cmd split would drop them).
+FUZZ_REAL := tools/tsc-merge/fuzz/seeds/real
+FUZZ_SEEDS_VM := $(BUILD)/fuzz-seeds
+fuzz-seeds: $(BUILD)/kernel/arch/x86/boot/bzImage selftests
+	env VMTEST_DIR=$(FUZZ_SEEDS_VM) scripts/vmtest.sh tools/tsc-merge/fuzz/record-seeds.sh
+	mkdir -p $(FUZZ_REAL)/host $(FUZZ_REAL)/guest
+	cp $(FUZZ_SEEDS_VM)/export/seeds/host/*.dat $(FUZZ_REAL)/host/
+	cp $(FUZZ_SEEDS_VM)/export/seeds/guest/*.dat $(FUZZ_REAL)/guest/
+	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/agent-host.dat,host/agent-host-vmx-v7-zstd.dat,--compression zstd)
+	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/agent-guest.dat,guest/agent-guest-vmx-v7-zstd.dat,--compression zstd)
+	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/agent-guest.dat,guest/agent-guest-vmx-v6.dat,--file-version 6)
+	$(call agent_seed,$(BUILD)/vmtest-e2e/export/agent/agent-guest.dat,guest/agent-guest-qemu-v7-zstd.dat,--compression zstd)
+
+# agent_seed(SOURCE, SEED, CONVERT_OPTIONS): SEED under FUZZ_REAL from an
+# agent-mode recording, skipped (with a word) when the run that makes it
+# has not been made, and dropped when over 200 kB: a seed that big slows
+# every fuzz run (the agents' host files are 1 MB and more uncompressed).
+define agent_seed
+@if [ ! -f $(1) ]; then \
+	echo "fuzz-seeds: $(1) absent (make check's merge-e2e runs make it): $(2) skipped"; \
+elif ! trace-cmd convert $(3) -i $(1) -o $(FUZZ_REAL)/$(2) >/dev/null; then \
+	echo "fuzz-seeds: trace-cmd convert $(3) failed on $(1)" >&2; exit 1; \
+elif [ "$$(wc -c <$(FUZZ_REAL)/$(2))" -gt 204800 ]; then \
+	echo "fuzz-seeds: $(2) skipped: over 200 kB"; rm -f $(FUZZ_REAL)/$(2); \
+else \
+	echo "$(2): $$(wc -c <$(FUZZ_REAL)/$(2)) bytes, from $(1)"; \
+fi
+endef
+
 $(RESULTS)/series.tap: $(SERIES_FILES) $(SERIES) scripts/check-series.sh $(BUILD)/kernel/.config
 	scripts/result.sh run $@ scripts/check-series.sh
 
@@ -205,5 +239,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps kernel module selftests module-tests kvm-selftests ksft tools check fuzz \
+.PHONY: all deps kernel module selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
 	series-check demo clean FORCE

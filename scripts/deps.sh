@@ -7,7 +7,7 @@ set -eu
 
 readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev cpio
 	kmod pkg-config git file qemu-system-x86 busybox-static linux-source-6.12
-	trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev sparse ccache
+	trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev sparse ccache
 	seabios qemu-system-data jq rsync python3-ply
 	bochs bochsbios vgabios isolinux syslinux-common xorriso
 	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev

@@ -26,16 +26,41 @@ struct division_slot {
 static struct division_slot division_cache[DIVISION_SLOTS];
 
 /*
- * Does every field of the format lie inside the record, and every dynamic
- * field's data (__data_loc: offset in the low 16 bits, length in the high
- * 16, from the record or, __rel_loc, from the field's end)? Nothing may
- * read a field of a record that does not.
+ * Does the record end inside its ring-buffer page? A damaged length makes
+ * kbuffer give a size that runs past it. r->offset is that of the event's
+ * header in the page: 4 bytes, or 8 when the word before the data holds
+ * the length (kbuffer's type_len 0: the data's size plus those 4 bytes).
+ */
+static bool record_inside_page(struct tep_handle *tep, struct tep_record *r)
+{
+	unsigned int page_size = tep_get_page_size(tep);
+	unsigned long long in_page, header = 4;
+	uint32_t word;
+
+	if (!page_size)
+		return true;
+	in_page = r->offset % page_size;
+	if (in_page + 8 <= page_size) {
+		memcpy(&word, (char *)r->data - 4, 4);
+		if (tep_read_number(tep, &word, 4) == (unsigned int)r->size + 4)
+			header = 8;
+	}
+	return in_page + header + (unsigned int)r->size <= page_size;
+}
+
+/*
+ * Does the record lie inside its page, every field of the format inside
+ * the record, and every dynamic field's data (__data_loc: offset in the
+ * low 16 bits, length in the high 16, from the record or, __rel_loc, from
+ * the field's end)? Nothing may read a field of a record that does not.
  */
 bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
 {
 	struct tep_format_field *f;
 	unsigned long long loc, start;
 
+	if (!record_inside_page(tep, r))
+		return false;
 	for (f = ev->format.fields; f; f = f->next) {
 		if ((unsigned int)f->offset + (unsigned int)f->size > (unsigned int)r->size)
 			return false;

@@ -294,9 +294,12 @@ const char *format_unparsed_token(const char *text, size_t size)
 
 /*
  * The first line of a printk formats text ("ADDR : FORMAT" per line, up to
- * a NUL) that libtraceevent's tep_parse_printk_formats() would read past:
- * it copies from one byte after the ':' that ends the address, which must
- * therefore be followed by something on its line. NULL if there is none.
+ * a NUL) that libtraceevent 1.7.1 would read outside: for each line,
+ * tep_parse_printk_formats() copies from one byte after the ':' that ends
+ * the address, and tep_register_print_string() drops one leading quote
+ * and then compares the last three bytes with a "\n", before the copy's
+ * start if it is shorter. A NUL inside a quoted format ends the text there
+ * and leaves such a line. NULL if there is none.
  */
 const char *printk_unparsed_line(const char *text, size_t size)
 {
@@ -315,6 +318,11 @@ const char *printk_unparsed_line(const char *text, size_t size)
 			continue;			/* strtok skips it */
 		p = memchr(p, ':', eol - p);
 		if (!p || p + 1 >= eol)
+			return line;
+		p += 2;					/* the ':' and a space */
+		if (p < eol && *p == '"')
+			p++;
+		if (eol - p < 3)
 			return line;
 	}
 	return NULL;

@@ -96,7 +96,8 @@ const char *info_text(struct info_cache *c, const struct merged_event *e, unsign
 	struct info_slot **slot, *s;
 	const char *text;
 
-	if (size > INFO_MAX_KEY) {
+	/* A damaged record's size may run past its page: never read as a key. */
+	if (e->damaged || size > INFO_MAX_KEY) {
 		c->misses++;
 		return format_info(c, e, len);
 	}

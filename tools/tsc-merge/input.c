@@ -12,6 +12,9 @@
 
 #include "tsc-merge.h"
 
+/* Exported by libtracecmd, declared only in a header Debian does not install. */
+struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
+
 /* libtracecmd says why it failed only on its own log; name the file here. */
 static int check_readable(const char *path)
 {
@@ -111,6 +114,33 @@ static int collect_buffers(struct trace_file *tf)
 	return 0;
 }
 
+/* Whether libtracecmd gives any CPU of any buffer a record. */
+static bool has_events(const struct trace_file *tf)
+{
+	int b, cpu;
+
+	/* Peeked, not read: the scan and the merge start from these records. */
+	for (b = 0; b < tf->nr_buffers; b++)
+		for (cpu = 0; cpu < tracecmd_cpus(tf->buffers[b]); cpu++)
+			if (tracecmd_peek_data(tf->buffers[b], cpu))
+				return true;
+	return false;
+}
+
+/*
+ * CPU data that yields no record (a compressed CPU of 0 chunks, a page
+ * whose commit was zeroed) would lose every event of the file without a
+ * word; a recording in which nothing happened has no data bytes.
+ */
+static int check_events(const struct trace_file *tf)
+{
+	if (!tf->data_bytes || has_events(tf))
+		return 0;
+	fprintf(stderr, "%s: its CPU data (%llu bytes) yields no events: damaged or truncated\n",
+		tf->path, (unsigned long long)tf->data_bytes);
+	return -1;
+}
+
 /*
  * Raw timestamps: the TSC counts themselves, with neither a trace-cmd
  * agent's time shift nor tsc2nsec's conversion to ns applied. The flag
@@ -135,7 +165,7 @@ int trace_file_open(struct trace_file *tf, const char *path)
 {
 	memset(tf, 0, sizeof(*tf));
 	tf->path = path;
-	if (check_readable(path) || td_check_sizes(path) || td_read_meta(path, &tf->meta))
+	if (check_readable(path) || td_check_sizes(path, &tf->data_bytes) || td_read_meta(path, &tf->meta))
 		return -1;
 	tf->handle = open_raw(path);
 	if (!tf->handle) {
@@ -143,7 +173,7 @@ int trace_file_open(struct trace_file *tf, const char *path)
 			path);
 		return -1;
 	}
-	if (check_clock(tf) || collect_buffers(tf)) {
+	if (check_clock(tf) || collect_buffers(tf) || check_events(tf)) {
 		trace_file_close(tf);
 		return -1;
 	}

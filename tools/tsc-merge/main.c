@@ -289,6 +289,65 @@ static int tie_guests(struct options *o, struct trace_file *host, struct vm_tabl
 	return errors ? -1 : 0;
 }
 
+/* The timeline's path; NULL: -n. */
+static const char *timeline_path(const struct options *o)
+{
+	if (!o->timeline)
+		return NULL;
+	return o->output ? o->output : "-";
+}
+
+static void add_file(struct run_file *files, int *nr, const char *path, const char *opt,
+		     const char *what, bool output)
+{
+	files[(*nr)++] = (struct run_file){ path, opt, what, output };
+}
+
+/* The inputs first: an output is checked against every file before it. */
+static int list_files(const struct options *o, struct run_file *files, char **copies)
+{
+	const struct { const char *path, *opt, *what; } outputs[] = {
+		{ timeline_path(o), "-o", "the timeline" },
+		{ o->json, "-j", "the JSON output" },
+		{ o->perfetto, "-p", "the Perfetto output" },
+		{ o->summary, "-s", "the summary" },
+	};
+	int i, nr = 0;
+
+	add_file(files, &nr, o->host, "-H", "the host trace", false);
+	for (i = 0; i < o->nr_guests; i++)
+		add_file(files, &nr, o->guests[i].file.path, "-g", "a guest trace", false);
+	/*
+	 * The summary is written once the other outputs are finished: it
+	 * alone may follow one of them on standard output.
+	 */
+	for (i = 0; i < (int)ARRAY_SIZE(outputs); i++)
+		if (outputs[i].path && !(outputs[i].path == o->summary && !strcmp(o->summary, "-")))
+			add_file(files, &nr, outputs[i].path, outputs[i].opt, outputs[i].what, true);
+	if (!o->sync_out)
+		return nr;
+	copies[0] = sync_copy_path(o->sync_out, o->host);
+	add_file(files, &nr, copies[0], "--sync-out", "the host trace's copy", true);
+	for (i = 0; i < o->nr_guests; i++) {
+		copies[i + 1] = sync_copy_path(o->sync_out, o->guests[i].file.path);
+		add_file(files, &nr, copies[i + 1], "--sync-out", "a guest trace's copy", true);
+	}
+	return nr;
+}
+
+/* No output may replace an input or another output: a usage error. */
+static int check_files(const struct options *o)
+{
+	struct run_file files[2 * (1 + MAX_GUESTS) + 4];
+	char *copies[1 + MAX_GUESTS] = { NULL };
+	int i, ret;
+
+	ret = check_run_files(files, list_files(o, files, copies));
+	for (i = 0; i <= o->nr_guests; i++)
+		free(copies[i]);
+	return ret;
+}
+
 struct outputs {
 	struct outfile timeline;
 	struct outfile json;
@@ -317,7 +376,7 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 		add_sink(out, &sync_sink_ops, out->sync);
 	}
 	if (o->timeline) {
-		if (outfile_open(&out->timeline, o->output ? o->output : "-"))
+		if (outfile_open(&out->timeline, timeline_path(o)))
 			return -1;
 		add_sink(out, &text_sink_ops, text_sink_new(out->timeline.f, o->fields, o->tsc_khz));
 	}
@@ -421,6 +480,8 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	struct merge_stats stats;
 	int ret;
 
+	if (check_files(o))
+		return EXIT_USAGE;
 	if (trace_file_open(host, o->host) || open_guests(o) ||
 	    scan_host(host, vms) || tie_guests(o, host, vms) || find_tsc_khz(o, host))
 		return EXIT_BAD_INPUT;

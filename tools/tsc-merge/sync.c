@@ -106,9 +106,9 @@ static uint64_t new_trace_id(void)
 }
 
 /* DIR/NAME for an input at .../NAME. */
-static char *out_path(const char *dir, const char *path)
+char *sync_copy_path(const char *dir, const char *input)
 {
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
 	size_t len = strlen(dir) + strlen(base) + 2;
 	char *p = xcalloc(len, 1);
 
@@ -116,14 +116,17 @@ static char *out_path(const char *dir, const char *path)
 	return p;
 }
 
-/* The copy goes to DIR under the input's name; never over an input. */
+/*
+ * The copy goes to DIR under the input's name. main.c's check of the run's
+ * files has refused a copy that would replace an input or another copy.
+ */
 static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *path)
 {
 	struct stat st;
 
 	if (td_open(&f->td, path))
 		return -1;
-	f->out = out_path(s->dir, path);
+	f->out = sync_copy_path(s->dir, path);
 	f->trace_id = f->td.trace_id ? f->td.trace_id : new_trace_id();
 	if (stat(f->out, &st)) {
 		if (errno == ENOENT)
@@ -131,36 +134,11 @@ static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *p
 		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
 		return -1;
 	}
-	if (st.st_dev == f->td.dev && st.st_ino == f->td.ino) {
-		fprintf(stderr, "%s: --sync-out would write over its input; name another directory\n",
-			f->out);
-		return -1;
-	}
 	if (!s->force) {
 		fprintf(stderr, "%s: exists; --force replaces it\n", f->out);
 		return -1;
 	}
 	return 0;
-}
-
-static int check_names(const struct sync_out *s)
-{
-	int i, j;
-
-	for (i = 0; i < s->nr_guests; i++) {
-		const char *out = s->guests[i].file.out;
-
-		if (!strcmp(out, s->host.out))
-			goto clash;
-		for (j = 0; j < i; j++)
-			if (!strcmp(out, s->guests[j].file.out))
-				goto clash;
-	}
-	return 0;
-clash:
-	fprintf(stderr, "kvm-tsc-merge: two inputs have the same file name, so --sync-out would write both to %s\n",
-		s->guests[i].file.out);
-	return -1;
 }
 
 /* libtracecmd gives an instance buffer's handle no time sync of its own. */
@@ -261,7 +239,7 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	for (i = 0; i < nr_guests; i++)
 		if (prepare_guest(s, &s->guests[i], &guests[i]))
 			goto fail;
-	if (check_names(s) || start_copies(s))
+	if (start_copies(s))
 		goto fail;
 	return s;
 fail:

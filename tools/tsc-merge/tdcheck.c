@@ -32,11 +32,13 @@ void tracecmd_free_hooks(struct hook_list *hooks);
 #define MIN_PAGE_SIZE		4096u
 #define MAX_PAGE_SIZE		(1u << 24)
 #define PAGE_COMMIT_MASK	((1u << 27) - 1)	/* libtraceevent's kbuffer */
-/*
- * Far beyond what zstd or zlib make of trace metadata (about 10:1), far
- * below what a damaged size field claims.
- */
-#define MAX_COMPRESSION_RATIO	1024
+#define OPTION_DATE		1
+#define OPTION_CPUSTAT		2
+#define OPTION_TRACECLOCK	4
+#define OPTION_UNAME		5
+#define OPTION_CPUCOUNT		8
+#define OPTION_VERSION		9
+#define OPTION_BUFFER_TEXT	22
 
 /* A part of the file: what is read inside must fit inside. */
 struct cursor {
@@ -238,7 +240,7 @@ static int check_printk(struct cursor *c)
 		return -1;
 	line = printk_unparsed_line(text, size);
 	if (line)
-		ret = td_damaged(c->f, "the printk formats have a line at byte %td with no ':' and text after it (libtraceevent 1.7.1 reads past such a line)",
+		ret = td_damaged(c->f, "the printk formats have a line at byte %td without an address, a ':' and a format of 3 bytes or more (libtraceevent 1.7.1 reads outside such a line)",
 				 line - text);
 	free(text);
 	return ret;
@@ -283,29 +285,34 @@ static int cursor_at(struct cursor *c, struct td_file *f, uint64_t off, uint64_t
  */
 static int check_flags(struct td_file *f, uint64_t off, uint64_t flags)
 {
-	if ((flags & TD_SECTION_COMPRESSED) && !f->compressed)
+	if ((flags & TD_SECTION_COMPRESSED) && f->zip == TD_ZIP_NONE)
 		return td_damaged(f, "the section at %" PRIu64 " is marked compressed, the file names no compression",
 				  off);
 	return 0;
 }
 
-/* libtracecmd allocates both sizes of a compressed block's header. */
-static int check_block(struct td_file *f, uint64_t off, uint64_t size)
+/*
+ * A compressed section is read by libtracecmd from its decompressed
+ * block, never past it: the same checks, on that block. The page layout
+ * found there is the file's.
+ */
+static int check_compressed_section(struct td_file *f, unsigned int id, uint64_t off,
+				    uint64_t size)
 {
+	struct td_file block;
 	struct cursor c;
-	uint64_t compressed, uncompressed;
+	unsigned char *data;
+	uint64_t len;
+	int ret;
 
-	if (cursor_at(&c, f, off, size, "a compressed section") ||
-	    read_number(&c, 4, &compressed, "a compressed block's header") ||
-	    read_number(&c, 4, &uncompressed, "a compressed block's header"))
+	data = td_uncompress_block(f, off, size, &len);
+	if (!data)
 		return -1;
-	if (compressed > c.end - c.pos)
-		return td_damaged(f, "a compressed block claims %" PRIu64 " bytes where %" PRIu64 " are left",
-			       compressed, c.end - c.pos);
-	if (uncompressed > compressed * MAX_COMPRESSION_RATIO)
-		return td_damaged(f, "a compressed block of %" PRIu64 " bytes claims to hold %" PRIu64,
-			       compressed, uncompressed);
-	return 0;
+	td_open_block(&block, f, data, len);
+	ret = cursor_at(&c, &block, 0, len, "a compressed section") || check_metadata(&c, id);
+	f->commit_size = block.commit_size;
+	free(data);
+	return ret;
 }
 
 /* The section an option 16-21 points at: its header, then its contents. */
@@ -323,11 +330,9 @@ static int check_section(struct td_file *f, unsigned int id, uint64_t off)
 	size = td_number(f, hdr + 8, 8);
 	if (check_flags(f, off, td_number(f, hdr + 2, 2)))
 		return -1;
-	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED) {
-		if (id == TD_OPTION_HEADER_INFO)
-			f->commit_size = -1;	/* not known, not missing */
-		return check_block(f, off + sizeof(hdr), size);
-	}
+	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED)
+		return cursor_at(&c, f, off + sizeof(hdr), size, "a metadata section") ||
+		       check_compressed_section(f, id, off + sizeof(hdr), size);
 	/*
 	 * libtracecmd reads a section's contents from the file, not from
 	 * the section: an empty kallsyms section borrows the next bytes.
@@ -338,34 +343,91 @@ static int check_section(struct td_file *f, unsigned int id, uint64_t off)
 }
 
 /*
- * Where a CPU's data is, and its first page: libtracecmd loads that page
- * while opening and gives up on a commit size beyond the page, again with
- * the half-made handle. Compressed data, or pages whose layout is in a
- * compressed section, are not looked into.
+ * libtracecmd divides by the page size and maps pages at multiples of it:
+ * a power of two, from the smallest page Linux has to a large sub-buffer.
  */
-static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size,
-			  bool compressed)
+static int check_page_size(struct td_file *f)
 {
-	unsigned char hdr[16];
+	uint32_t size = f->page_size;
+
+	if (size < MIN_PAGE_SIZE || size > MAX_PAGE_SIZE || (size & (size - 1)))
+		return td_damaged(f, "its page size %u is not a power of two from %u to %u",
+				  size, MIN_PAGE_SIZE, MAX_PAGE_SIZE);
+	return 0;
+}
+
+/*
+ * A CPU's first page: libtracecmd loads it while opening and gives up on a
+ * commit size beyond the page, again with the half-made handle.
+ */
+static int check_first_page(struct td_file *f, uint64_t cpu, const unsigned char *page,
+			    uint64_t len)
+{
 	uint64_t commit;
 
-	if (off > f->size || size > f->size - off)
-		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
-				  cpu, off, size, f->size);
-	if (!size || compressed)
-		return 0;
-	/* libtracecmd maps the data from its first byte. */
-	if (off % f->page_size)
-		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " does not start on a page", cpu, off);
-	if (f->commit_size < 0)
-		return 0;
-	if (size < 8 + (uint64_t)f->commit_size || td_read_at(f, off, hdr, 8 + f->commit_size))
+	if (len < 8 + (uint64_t)f->commit_size)
 		return td_damaged(f, "CPU %" PRIu64 "'s data is shorter than a page header", cpu);
-	commit = td_number(f, hdr + 8, f->commit_size) & PAGE_COMMIT_MASK;
+	commit = td_number(f, page + 8, f->commit_size) & PAGE_COMMIT_MASK;
 	if (commit > f->page_size)
 		return td_damaged(f, "CPU %" PRIu64 "'s first page claims %" PRIu64 " bytes of events, a page holds %u",
 				  cpu, commit, f->page_size);
 	return 0;
+}
+
+/*
+ * Compressed CPU data: u32 count, then that many chunks of whole pages.
+ * libtracecmd decompresses them all while opening, and any that fails
+ * ends in tracecmd_close() on a half-made handle; a count of 0 gives a
+ * CPU with data and no event. The size trace-cmd 3.1.6 writes for the
+ * CPU is that of the chunks: the count comes on top.
+ */
+static int check_cpu_chunks(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size)
+{
+	struct cursor c = { .f = f, .pos = off, .end = off + size + 4 };
+	uint64_t count, i, len, used;
+	unsigned char *data;
+	int ret = 0;
+
+	if (c.end > f->size)
+		return td_damaged(f, "CPU %" PRIu64 "'s compressed data at %" PRIu64 " claims %" PRIu64 " bytes and its chunk count, the file has %" PRIu64,
+				  cpu, off, size, f->size);
+
+	if (read_number(&c, 4, &count, "a CPU's compressed data"))
+		return -1;
+	if (!count)
+		return td_damaged(f, "CPU %" PRIu64 "'s compressed data (%" PRIu64 " bytes) holds no chunk",
+				  cpu, size);
+	for (i = 0; i < count && !ret; i++) {
+		data = td_uncompress_chunk(f, c.pos, c.end - c.pos, &len, &used);
+		if (!data)
+			return -1;
+		if (!i)
+			ret = check_first_page(f, cpu, data, len);
+		c.pos += used;
+		free(data);
+	}
+	return ret;
+}
+
+/* Where a CPU's data is, and its first page. */
+static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size,
+			  bool compressed)
+{
+	unsigned char hdr[16];
+	uint64_t len = size < sizeof(hdr) ? size : sizeof(hdr);
+
+	if (off > f->size || size > f->size - off)
+		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
+				  cpu, off, size, f->size);
+	if (!size)
+		return 0;
+	f->data_bytes += size;
+	if (compressed)
+		return check_cpu_chunks(f, cpu, off, size);
+	/* libtracecmd maps the data from its first byte. */
+	if (off % f->page_size)
+		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " does not start on a page", cpu, off);
+	return td_read_at(f, off, hdr, len) || check_first_page(f, cpu, hdr, len);
 }
 
 /* Whether the flyrecord section at @off, a BUFFER option's, is compressed. */
@@ -379,12 +441,18 @@ static int check_flyrecord(struct td_file *f, uint64_t off, bool *compressed)
 	return check_flags(f, off, td_number(f, hdr + 2, 2));
 }
 
-/* A BUFFER option: offset, name, clock, page size, CPUs, and each CPU's data. */
+/*
+ * A BUFFER option: offset, name, clock, page size, CPUs, and each CPU's
+ * data. libtracecmd reads an instance's pages at the buffer's page size,
+ * the top buffer's (name "") at the file header's.
+ */
 static int check_buffer(struct td_file *f, const unsigned char *data, uint32_t len)
 {
 	const unsigned char *p = data + 8, *end = data + len, *s;
+	uint32_t file_page_size = f->page_size;
 	uint64_t cpus, i;
-	bool compressed = false;
+	bool compressed = false, top = len > 8 && !*p;
+	int ret = 0;
 
 	if (check_flyrecord(f, td_number(f, data, 8), &compressed))
 		return -1;
@@ -398,21 +466,26 @@ static int check_buffer(struct td_file *f, const unsigned char *data, uint32_t l
 	if (end - p < 8)
 		return td_damaged(f, "a buffer option is cut short");
 	cpus = td_number(f, p + 4, 4);
+	if (!top)
+		f->page_size = td_number(f, p, 4);
 	p += 8;
 	if (cpus > (uint64_t)(end - p) / BUFFER_CPU_SIZE)
-		return td_damaged(f, "a buffer option claims %" PRIu64 " CPUs in %td bytes",
-			       cpus, end - p);
-	for (i = 0; i < cpus; i++, p += BUFFER_CPU_SIZE) {
+		ret = td_damaged(f, "a buffer option claims %" PRIu64 " CPUs in %td bytes",
+				 cpus, end - p);
+	else if (cpus && !top)
+		ret = check_page_size(f);
+	for (i = 0; i < cpus && !ret; i++, p += BUFFER_CPU_SIZE) {
 		uint64_t cpu = td_number(f, p, 4);
 		uint64_t off = td_number(f, p + 4, 8), size = td_number(f, p + 12, 8);
 
 		if (cpu >= MAX_TRACE_CPUS)
-			return td_damaged(f, "a buffer option names CPU %" PRIu64 ", more than Linux's %d",
-				       cpu, MAX_TRACE_CPUS);
-		if (check_cpu_data(f, cpu, off, size, compressed))
-			return -1;
+			ret = td_damaged(f, "a buffer option names CPU %" PRIu64 ", more than Linux's %d",
+					 cpu, MAX_TRACE_CPUS);
+		else
+			ret = check_cpu_data(f, cpu, off, size, compressed);
 	}
-	return 0;
+	f->page_size = file_page_size;
+	return ret;
 }
 
 /*
@@ -434,14 +507,42 @@ static int check_hook(struct td_file *f, const unsigned char *data, uint32_t len
 	return 0;
 }
 
+/*
+ * The options libtracecmd reads without looking at their size: as a C
+ * string (strdup(), strtoll(), strtok_r()), as a u32, or by writing the
+ * byte before the end; and the hook.
+ */
+static int check_option(struct td_file *f, unsigned int id, const unsigned char *data,
+			uint32_t len)
+{
+	switch (id) {
+	case OPTION_DATE:
+	case TD_OPTION_OFFSET:
+	case OPTION_TRACECLOCK:
+	case OPTION_UNAME:
+	case OPTION_VERSION:
+		if (!memchr(data, '\0', len))
+			return td_damaged(f, "option %u's text has no terminating NUL (libtracecmd 1.3.1 reads it as a C string)",
+					  id);
+		return 0;
+	case OPTION_CPUSTAT:
+		return len ? 0 : td_damaged(f, "a CPUSTAT option is empty (libtracecmd 1.3.1 writes the byte before it)");
+	case OPTION_CPUCOUNT:
+		return len >= 4 ? 0 : td_damaged(f, "a CPUCOUNT option has %u bytes, not 4", len);
+	case TD_OPTION_HOOK:
+		return check_hook(f, data, len);
+	case OPTION_BUFFER_TEXT:
+		return td_damaged(f, "a latency buffer (BUFFER_TEXT option): only flyrecord data has per-CPU events (libtracecmd 1.3.1 leaves such a buffer's CPUs unset)");
+	}
+	return 0;
+}
+
 static int check_metadata_option(struct td_file *f, unsigned int id, const unsigned char *data,
 				 uint32_t len)
 {
 	if (id >= TD_OPTION_HEADER_INFO && id <= TD_OPTION_CMDLINES && len >= 8)
 		return check_section(f, id, td_number(f, data, 8));
-	if (id == TD_OPTION_HOOK)
-		return check_hook(f, data, len);
-	return 0;
+	return check_option(f, id, data, len);
 }
 
 static int check_buffer_option(struct td_file *f, unsigned int id, const unsigned char *data,
@@ -455,35 +556,47 @@ static int check_buffer_option(struct td_file *f, unsigned int id, const unsigne
 /* libtracecmd reads all options, then the sections: the page layout first. */
 static int check_v7(struct td_file *f)
 {
-	uint64_t off;
-
 	if (td_walk_options(f, check_metadata_option))
 		return -1;
-	off = f->compressed_options;
-	if (!off && !f->commit_size)
+	if (!f->commit_size)
 		return td_damaged(f, "no header_page format");
-	if (!off)
-		return td_walk_options(f, check_buffer_option);
-	if (off) {
-		unsigned char hdr[SECTION_HEADER_SIZE];
-
-		if (td_read_at(f, off, hdr, sizeof(hdr)) ||
-		    check_flags(f, off, td_number(f, hdr + 2, 2)))
-			return -1;
-		return check_block(f, off + sizeof(hdr), td_number(f, hdr + 8, 8));
-	}
-	return 0;
+	return td_walk_options(f, check_buffer_option);
 }
 
-static int check_v6_hook(struct cursor *c)
+/* Version 6: what libtracecmd reads after the CPU count, per buffer. */
+struct v6_tail {
+	uint64_t cpus;			/* a CPUCOUNT option replaces the count */
+	uint64_t *instances;		/* where each BUFFER option's tail is */
+	unsigned int nr_instances;
+};
+
+/*
+ * A version 6 option: u32 size and its data, checked as in version 7. A
+ * BUFFER option (u64 offset, name) gives where an instance's own options
+ * and CPU data are; libtracecmd reads them there with the CPU count of
+ * the top buffer's options. @t is NULL inside an instance's tail, where
+ * libtracecmd reads neither.
+ */
+static int check_v6_option(struct cursor *c, unsigned int id, struct v6_tail *t)
 {
 	uint64_t len;
-	char *data = read_sized(c, 4, "a hook option", &len);
+	unsigned char *data = (unsigned char *)read_sized(c, 4, "an option", &len);
 	int ret;
 
 	if (!data)
 		return -1;
-	ret = check_hook(c->f, (unsigned char *)data, len);
+	ret = check_option(c->f, id, data, len);
+	if (!ret && t && id == OPTION_CPUCOUNT)
+		t->cpus = td_number(c->f, data, 4);
+	if (!ret && t && id == TD_OPTION_BUFFER) {
+		if (len < 9 || !memchr(data + 8, '\0', len - 8)) {
+			ret = td_damaged(c->f, "a BUFFER option is cut short");
+		} else {
+			t->instances = xrealloc(t->instances, t->nr_instances + 1,
+						sizeof(*t->instances));
+			t->instances[t->nr_instances++] = td_number(c->f, data, 8);
+		}
+	}
 	free(data);
 	return ret;
 }
@@ -497,8 +610,11 @@ static int read_tag(struct cursor *c, char *tag, size_t len)
 	return 0;
 }
 
-/* Options until DONE, then "flyrecord" and where each CPU's data is. */
-static int check_v6_tail(struct cursor *c, uint64_t cpus)
+/*
+ * Options until DONE, then "flyrecord" and where each CPU's data is.
+ * Latency data ("latency") has no CPUs libtracecmd sets up: refused.
+ */
+static int check_v6_tail(struct cursor *c, struct v6_tail *t, uint64_t cpus)
 {
 	char tag[10];
 	uint64_t id, i, off, size;
@@ -511,14 +627,19 @@ static int check_v6_tail(struct cursor *c, uint64_t cpus)
 				return -1;
 			if (!id)
 				break;
-			if (id == TD_OPTION_HOOK ? check_v6_hook(c) : skip_sized(c, 4, "an option"))
+			if (check_v6_option(c, id, t))
 				return -1;
 		}
+		if (t)
+			cpus = t->cpus;
 		if (read_tag(c, tag, sizeof(tag)))
 			return -1;
 	}
-	if (strncmp(tag, "flyrecord", 9))
-		return 0;
+	if (strncmp(tag, "flyrecord", 10))
+		return td_damaged(c->f, "no flyrecord CPU data where it belongs (latency data has no per-CPU events)");
+	if (cpus > MAX_TRACE_CPUS)
+		return td_damaged(c->f, "it claims %" PRIu64 " CPUs, more than Linux's %d",
+				  cpus, MAX_TRACE_CPUS);
 	for (i = 0; i < cpus; i++) {
 		if (read_number(c, 8, &off, "the CPU data offsets") ||
 		    read_number(c, 8, &size, "the CPU data offsets"))
@@ -529,35 +650,39 @@ static int check_v6_tail(struct cursor *c, uint64_t cpus)
 	return 0;
 }
 
+/* Each instance's tail, read with the top buffer's CPU count. */
+static int check_v6_instances(struct td_file *f, const struct v6_tail *t)
+{
+	struct cursor c;
+	unsigned int i;
+
+	for (i = 0; i < t->nr_instances; i++)
+		if (cursor_at(&c, f, t->instances[i], 0, "a buffer instance") ||
+		    cursor_at(&c, f, t->instances[i], f->size - t->instances[i], "a buffer instance") ||
+		    check_v6_tail(&c, NULL, t->cpus))
+			return -1;
+	return 0;
+}
+
 static int check_v6(struct td_file *f)
 {
 	struct cursor c = { .f = f, .pos = f->header_end, .end = f->size };
-	uint64_t cpus;
+	struct v6_tail t = { 0 };
 	unsigned int id;
+	int ret;
 
 	for (id = TD_OPTION_HEADER_INFO; id <= TD_OPTION_CMDLINES; id++)
 		if (check_metadata(&c, id))
 			return -1;
-	if (read_number(&c, 4, &cpus, "the CPU count"))
+	if (read_number(&c, 4, &t.cpus, "the CPU count"))
 		return -1;
-	return check_v6_tail(&c, cpus);
+	ret = check_v6_tail(&c, &t, t.cpus) || check_v6_instances(f, &t);
+	free(t.instances);
+	return ret ? -1 : 0;
 }
 
-/*
- * libtracecmd divides by the page size and maps pages at multiples of it:
- * a power of two, from the smallest page Linux has to a large sub-buffer.
- */
-static int check_page_size(struct td_file *f)
-{
-	uint32_t size = f->page_size;
-
-	if (size < MIN_PAGE_SIZE || size > MAX_PAGE_SIZE || (size & (size - 1)))
-		return td_damaged(f, "its page size %u is not a power of two from %u to %u",
-				  size, MIN_PAGE_SIZE, MAX_PAGE_SIZE);
-	return 0;
-}
-
-int td_check_sizes(const char *path)
+/* *@data_bytes: the CPU data the file holds, in all its buffers. */
+int td_check_sizes(const char *path, uint64_t *data_bytes)
 {
 	struct td_file f;
 	int ret;
@@ -567,6 +692,7 @@ int td_check_sizes(const char *path)
 	ret = check_page_size(&f);
 	if (!ret)
 		ret = f.version == 6 ? check_v6(&f) : check_v7(&f);
+	*data_bytes = f.data_bytes;
 	td_close(&f);
 	return ret;
 }

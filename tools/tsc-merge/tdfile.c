@@ -72,7 +72,12 @@ int td_read_at(const struct td_file *f, uint64_t off, void *buf, size_t len)
 	ssize_t n;
 
 	if (off > f->size || len > f->size - off)
-		return td_damaged(f, "a section points past the end of the file");
+		return td_damaged(f, "a section points past the end of %s",
+				  f->mem ? "a compressed block" : "the file");
+	if (f->mem) {
+		memcpy(buf, f->mem + off, len);
+		return 0;
+	}
 	n = pread(f->fd, buf, len, off);
 	if (n != (ssize_t)len)
 		return n < 0 ? td_error(f, strerror(errno)) : td_damaged(f, "it ends inside a section");
@@ -128,7 +133,12 @@ static int read_header(struct td_file *f)
 	if (skip_string(f, buf, len, &pos, &compression) ||
 	    skip_string(f, buf, len, &pos, NULL))	/* its version */
 		return -1;
-	f->compressed = strcmp(compression, "none");
+	f->zip = td_zip_of(compression);
+	if (f->zip == TD_ZIP_UNKNOWN) {
+		fprintf(stderr, "%s: compressed with '%s', which libtracecmd reads only as zstd or zlib\n",
+			f->path, compression);
+		return -1;
+	}
 	if (pos + 8 > len)
 		return td_damaged(f, "it ends inside its header");
 	f->first_options = td_number(f, buf + pos, 8);
@@ -145,14 +155,36 @@ static int note_option(struct td_file *f, unsigned int id, const unsigned char *
 }
 
 /*
+ * The contents of the option section at @off, whose header is @hdr:
+ * decompressed when the section is compressed.
+ */
+static unsigned char *read_options(struct td_file *f, uint64_t off, const unsigned char *hdr,
+				   uint64_t *size)
+{
+	unsigned char *data;
+
+	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED) {
+		f->compressed_options = off;
+		return td_uncompress_block(f, off + SECTION_HEADER_SIZE, *size, size);
+	}
+	data = xcalloc(*size ? *size : 1, 1);
+	if (td_read_at(f, off + SECTION_HEADER_SIZE, data, *size)) {
+		free(data);
+		return NULL;
+	}
+	return data;
+}
+
+/*
  * Give each option of the section at @off to @visit; *@next: the DONE
- * option's link. A compressed section is not read: its offset is noted in
- * f->compressed_options and the walk ends there.
+ * option's link. Where an option lies in the file (f->option_at, and the
+ * last link) is known only in an uncompressed section; in a compressed one
+ * it is 0.
  */
 static int read_section(struct td_file *f, uint64_t off, td_option_fn visit, uint64_t *next)
 {
 	unsigned char hdr[SECTION_HEADER_SIZE], *data;
-	uint64_t size, pos = 0;
+	uint64_t size, pos = 0, base;
 	int ret = -1;
 
 	*next = 0;
@@ -163,14 +195,11 @@ static int read_section(struct td_file *f, uint64_t off, td_option_fn visit, uin
 	size = td_number(f, hdr + 8, 8);
 	if (size > f->size - off - sizeof(hdr))
 		return td_damaged(f, "an option section is larger than the file");
-	if (td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED) {
-		f->compressed_options = off;
-		return 0;
-	}
 	f->desc = td_number(f, hdr + 4, 4);
-	data = xcalloc(size ? size : 1, 1);
-	if (td_read_at(f, off + sizeof(hdr), data, size))
-		goto out;
+	data = read_options(f, off, hdr, &size);
+	if (!data)
+		return -1;
+	base = td_number(f, hdr + 2, 2) & TD_SECTION_COMPRESSED ? 0 : off + sizeof(hdr);
 	while (pos + OPTION_HEADER_SIZE <= size) {
 		unsigned int id = td_number(f, data + pos, 2);
 		uint32_t len = td_number(f, data + pos + 2, 4);
@@ -179,12 +208,12 @@ static int read_section(struct td_file *f, uint64_t off, td_option_fn visit, uin
 		if (len > size - pos)
 			break;
 		if (id == OPTION_DONE && len == 8) {
-			f->last_link = off + sizeof(hdr) + pos;
+			f->last_link = base ? base + pos : 0;
 			*next = td_number(f, data + pos, 8);
 			ret = 0;
 			goto out;
 		}
-		f->option_at = off + sizeof(hdr) + pos;
+		f->option_at = base ? base + pos : 0;
 		if (visit(f, id, data + pos, len))
 			goto out;
 		pos += len;
@@ -225,8 +254,6 @@ int td_open_header(struct td_file *f, const char *path)
 		return -1;
 	}
 	f->size = st.st_size;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
 	if (read_header(f)) {
 		td_close(f);
 		return -1;

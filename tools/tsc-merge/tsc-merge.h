@@ -184,6 +184,7 @@ struct trace_file {
 	struct tracecmd_input **buffers;
 	int nr_buffers;
 	struct td_meta meta;
+	uint64_t data_bytes;		/* its CPU data, all buffers, as stored */
 	unsigned long snapshot_khz;	/* host: record-host.sh's tsc_khz line */
 	uint64_t first_ts;		/* host: its first event's TSC */
 };
@@ -429,6 +430,8 @@ void outfile_abort(struct outfile *o);
 #define TD_OPTION_CMDLINES	21
 #define TD_SECTION_COMPRESSED	1
 
+enum td_zip { TD_ZIP_NONE, TD_ZIP_ZSTD, TD_ZIP_ZLIB, TD_ZIP_UNKNOWN };
+
 struct td_file {
 	const char *path;
 	int fd;
@@ -436,14 +439,14 @@ struct td_file {
 	int version;			/* 6 or 7 */
 	int long_size;			/* the traced kernel's, from the header */
 	uint32_t page_size;		/* of its ring buffer */
-	int commit_size;		/* a page's commit field; -1: compressed */
+	int commit_size;		/* a page's commit field: 4 or 8 bytes */
+	uint64_t data_bytes;		/* tdcheck.c: the CPU data it checked */
 	uint64_t header_end;		/* where the file header ends */
 	uint64_t first_options;		/* version 7: the first option section */
-	bool compressed;		/* version 7: a compression is named */
-	uint64_t compressed_options;	/* an option section not read, or 0 */
+	enum td_zip zip;		/* version 7: the compression it names */
+	uint64_t compressed_options;	/* a compressed option section, or 0 */
+	const unsigned char *mem;	/* a decompressed block: read here, not at fd */
 	uint64_t size;
-	dev_t dev;
-	ino_t ino;
 	uint64_t last_link;		/* where the last DONE option's link is */
 	uint32_t desc;			/* an option section's description */
 	uint64_t option_at;		/* where the option being visited lies */
@@ -481,8 +484,18 @@ int td_append(const struct td_file *f, int fd, const struct td_options *o);
 int td_patch_number(const struct td_file *f, int fd, uint64_t off, uint64_t v, int bytes);
 int td_patch_bytes(int fd, uint64_t off, const void *buf, size_t len);
 
+/* tdzip.c: trace-metadata and pages compress about 10:1, never beyond this. */
+#define TD_MAX_RATIO		1024
+enum td_zip td_zip_of(const char *name);
+unsigned char *td_uncompress_block(const struct td_file *f, uint64_t off, uint64_t avail,
+				   uint64_t *len);
+unsigned char *td_uncompress_chunk(const struct td_file *f, uint64_t off, uint64_t avail,
+				   uint64_t *len, uint64_t *used);
+void td_open_block(struct td_file *block, const struct td_file *f, const unsigned char *data,
+		   uint64_t len);
+
 /* tdcheck.c */
-int td_check_sizes(const char *path);
+int td_check_sizes(const char *path, uint64_t *data_bytes);
 
 /* fmtcheck.c */
 const char *format_unprintable_byte(const char *text, size_t size);
@@ -491,8 +504,19 @@ const char *format_undeclared_field(const char *text, size_t size, size_t *len);
 const char *format_unparsed_token(const char *text, size_t size);
 const char *printk_unparsed_line(const char *text, size_t size);
 
+/* pathcheck.c: a file the run reads or writes, as the user named it */
+struct run_file {
+	const char *path;
+	const char *opt;		/* the option that names it: "-H", "-o" */
+	const char *what;		/* for messages: "the host trace" */
+	bool output;
+};
+
+int check_run_files(const struct run_file *files, int nr);
+
 /* sync.c */
 struct sync_out;
+char *sync_copy_path(const char *dir, const char *input);
 struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 			      struct trace_file *host, struct guest *guests, int nr_guests);
 int sync_write(struct sync_out *s);

@@ -4,7 +4,9 @@
 # usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]   (roles: host guest args)
 #
 # BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
-# are written with mktrace from fuzz/seeds/*.spec. All roles run at once,
+# are written with mktrace from fuzz/seeds/*.spec, next to the real
+# trace-cmd 3.1.6 recordings in fuzz/seeds/real/{host,guest} (made in the
+# test VM by `make fuzz-seeds`, fuzz/record-seeds.sh). All roles run at once,
 # sharing the machine's cores. Findings stay in
 # BUILD_DIR/fuzz/out-ROLE/default/{crashes,hangs}; a finding, once fixed
 # or traced to a library, is saved in fuzz/regressions/ROLE/ so that make
@@ -59,6 +61,10 @@ make_seeds()
 			die "mktrace failed on $spec"
 		cp "$SEEDS/files/$name.dat" "$SEEDS/${name%%-*}/"
 	done
+	# What trace-cmd itself writes (every file version and compression,
+	# instance buffers, agent options) reaches parts no spec does.
+	cp "$FUZZ_SRC"/seeds/real/host/*.dat "$SEEDS/host/" || die "no real host seeds: make fuzz-seeds"
+	cp "$FUZZ_SRC"/seeds/real/guest/*.dat "$SEEDS/guest/" || die "no real guest seeds: make fuzz-seeds"
 	# Argument lists: the files above, with and without the usual options.
 	printf '%s\0' -H "$SEEDS/files/host-step.dat" -g "g=$SEEDS/files/guest-step.dat" \
 		-F time,source,cpu,event,info,guest_ts >"$SEEDS/args/plain"

@@ -131,6 +131,16 @@ expect_error()
 	return 1
 }
 
+# expect_refused MESSAGE: exit status 2 (bad usage) and MESSAGE in stderr.
+expect_refused()
+{
+	if [ "$STATUS" = 2 ] && grep -qF -- "$1" <<<"$ERR"; then
+		return 0
+	fi
+	echo "# expected exit status 2 and '$1', got $STATUS: $ERR"
+	return 1
+}
+
 test_offset_step()
 {
 	{ vmm 1000 0x100000000 32 -100 1001
@@ -291,6 +301,77 @@ test_no_damage()
 	[ $? = 2 ] && [ ! -e "$WORK/bad-fields.out" ] &&
 		[ "$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)" = "$before" ]
 	tap_result $? "bad --fields exits 2 before writing -o; the inputs are unchanged"
+}
+
+# No output may name an input or another output of the run: refused with
+# exit status 2 before anything is opened, the inputs left as they were.
+test_outputs_refused()
+{
+	local before opt input what failed
+
+	before=$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)
+	for opt in -o -j -p -s; do
+		failed=0
+		for input in host guest; do
+			what="the host trace (-H)"
+			[ "$input" = guest ] && what="a guest trace (-g)"
+			merge refused -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" \
+				"$opt" "$WORK/step-$input.dat"
+			expect_refused "$opt names $WORK/step-$input.dat, which is $what: refused, nothing written" ||
+				failed=1
+		done
+		[ "$failed" = 0 ] &&
+			[ "$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)" = "$before" ]
+		tap_result $? "$opt naming the host or the guest trace is refused (exit 2); both are unchanged"
+	done
+	ln -sf step-guest.dat "$WORK/guest-link.dat"
+	ln -f "$WORK/step-host.dat" "$WORK/host-hardlink.dat"
+	merge refused-link -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o "$WORK/guest-link.dat"
+	expect_refused "-o names $WORK/guest-link.dat, which is a guest trace (-g)" &&
+		merge refused-hard -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" \
+			-o "$WORK/../$(basename "$WORK")/host-hardlink.dat" &&
+		expect_refused "which is the host trace (-H): refused, nothing written" &&
+		[ "$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)" = "$before" ]
+	tap_result $? "an output reaching an input through a symbolic link, a hard link or another spelling is refused"
+	merge refused-twice -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" \
+		-o "$WORK/twice.txt" -s "$WORK//twice.txt"
+	expect_refused "-s names $WORK//twice.txt, which is the timeline (-o): refused, nothing written" &&
+		[ ! -e "$WORK/twice.txt" ] &&
+		merge refused-copy -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" \
+			-o "$WORK/new-sync/step-guest.dat" -S "$WORK/new-sync/" &&
+		expect_refused "--sync-out names $WORK/new-sync//step-guest.dat, which is the timeline (-o)" &&
+		[ ! -e "$WORK/new-sync" ]
+	tap_result $? "two outputs naming one file not there yet (-o and -s, -o and a --sync-out copy) are refused; nothing is created"
+	"$MERGE" -q -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o - -s - >"$WORK/both.out" &&
+		grep -q "step-guest:0 .*print: 0x0: before" "$WORK/both.out" &&
+		grep -q "^VM @1000.1" "$WORK/both.out"
+	tap_result $? "-o - -s -: standard output takes the timeline, then the summary"
+	merge refused-stdout -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -j -
+	expect_refused "-j names -, which is the timeline (-o): refused, nothing written"
+	tap_result $? "the timeline and -j - would interleave on standard output: refused"
+}
+
+# A guest whose CPU data yields no record (its one page's commit zeroed)
+# loses every event: an error naming it. A guest that recorded nothing
+# still merges.
+test_no_events()
+{
+	local at
+
+	cp "$WORK/step-guest.dat" "$WORK/zeroed-guest.dat"
+	at=$(trace-cmd dump --options -i "$WORK/zeroed-guest.dat" 2>/dev/null |
+		awk '/data offset and size/ { print $2; exit }')
+	# The page header: a u64 timestamp, then the commit, a 64-bit long.
+	head -c 8 /dev/zero |
+		dd of="$WORK/zeroed-guest.dat" bs=1 seek=$((at + 8)) conv=notrunc status=none
+	merge zeroed -H "$WORK/step-host.dat" -g "$WORK/zeroed-guest.dat" -o "$WORK/zeroed.txt"
+	expect_error "$WORK/zeroed-guest.dat: its CPU data (4096 bytes) yields no events: damaged or truncated" &&
+		[ ! -e "$WORK/zeroed.txt" ]
+	tap_result $? "a guest whose CPU data yields no events is an error naming it and its bytes, nothing written"
+	echo "cpus 1" | mktrace nodata-guest
+	merge nodata -H "$WORK/step-host.dat" -g "$WORK/nodata-guest.dat"
+	expect 0 "200 host kvm_entry: vcpu 0, rip 0x0"
+	tap_result $? "a guest that recorded no CPU data merges as the host's events alone"
 }
 
 # snapshot FILE...: their kinds and contents, to compare before and after.
@@ -466,7 +547,7 @@ test_sync_out()
 	merge sync-again -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync"
 	expect_error "step-host.dat: exists; --force replaces it" &&
 		merge sync-self -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK" -f &&
-		expect_error "would write over its input" &&
+		expect_refused "--sync-out names $WORK/step-host.dat, which is the host trace (-H): refused, nothing written" &&
 		[ "$(ls -A "$WORK/sync" | wc -l)" = 4 ]
 	tap_result $? "--sync-out refuses an existing output and its own input by name; writes nothing"
 	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's
@@ -585,15 +666,15 @@ main()
 		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 40
+	ktap_set_plan 50
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_json test_perfetto test_sync_out test_outputs_kept \
-		 test_snapshot; do
+		 test_outputs_refused test_no_events test_snapshot; do
 		"$t"
 	done
-	# Fails unless all 40 planned results passed or skipped.
+	# Fails unless all 50 planned results passed or skipped.
 	ktap_finished
 }
 
