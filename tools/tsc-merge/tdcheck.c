@@ -357,20 +357,37 @@ static int check_page_size(struct td_file *f)
 }
 
 /*
- * A CPU's first page: libtracecmd loads it while opening and gives up on a
- * commit size beyond the page, again with the half-made handle.
+ * A page of a CPU's data, @avail bytes of it there: kbuffer reads as many
+ * bytes of events as its commit field says, past the page when that says
+ * more (SIGSEGV in kbuffer_load_subbuffer()), and libtracecmd gives up on
+ * the first page while opening, with the half-made handle. @at: where the
+ * page starts, in the file or in the CPU's decompressed data.
  */
-static int check_first_page(struct td_file *f, uint64_t cpu, const unsigned char *page,
-			    uint64_t len)
+static int check_page(struct td_file *f, uint64_t cpu, uint64_t at, const unsigned char *page,
+		      uint64_t avail)
 {
-	uint64_t commit;
+	uint64_t header = 8 + f->commit_size, commit;
 
-	if (len < 8 + (uint64_t)f->commit_size)
-		return td_damaged(f, "CPU %" PRIu64 "'s data is shorter than a page header", cpu);
+	if (avail < header)
+		return td_damaged(f, "CPU %" PRIu64 "'s page at %" PRIu64 " is shorter than a page header",
+				  cpu, at);
 	commit = td_number(f, page + 8, f->commit_size) & PAGE_COMMIT_MASK;
-	if (commit > f->page_size)
-		return td_damaged(f, "CPU %" PRIu64 "'s first page claims %" PRIu64 " bytes of events, a page holds %u",
-				  cpu, commit, f->page_size);
+	if (header + commit > avail)
+		return td_damaged(f, "CPU %" PRIu64 "'s page at %" PRIu64 " claims %" PRIu64 " bytes of events, it holds %" PRIu64,
+				  cpu, at, commit, avail - header);
+	return 0;
+}
+
+/* The pages of @len bytes of a CPU's data in memory, the first at @at. */
+static int check_pages_in(struct td_file *f, uint64_t cpu, uint64_t at, const unsigned char *data,
+			  uint64_t len)
+{
+	uint64_t pos;
+
+	for (pos = 0; pos < len; pos += f->page_size)
+		if (check_page(f, cpu, at + pos, data + pos,
+			       len - pos < f->page_size ? len - pos : f->page_size))
+			return -1;
 	return 0;
 }
 
@@ -384,7 +401,7 @@ static int check_first_page(struct td_file *f, uint64_t cpu, const unsigned char
 static int check_cpu_chunks(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size)
 {
 	struct cursor c = { .f = f, .pos = off, .end = off + size + 4 };
-	uint64_t count, i, len, used;
+	uint64_t count, i, len, used, at = 0;
 	unsigned char *data;
 	int ret = 0;
 
@@ -401,21 +418,36 @@ static int check_cpu_chunks(struct td_file *f, uint64_t cpu, uint64_t off, uint6
 		data = td_uncompress_chunk(f, c.pos, c.end - c.pos, &len, &used);
 		if (!data)
 			return -1;
-		if (!i)
-			ret = check_first_page(f, cpu, data, len);
+		ret = check_pages_in(f, cpu, at, data, len);
 		c.pos += used;
+		at += len;
 		free(data);
 	}
 	return ret;
 }
 
-/* Where a CPU's data is, and its first page. */
+/* Each page of uncompressed CPU data, read from the file. */
+static int check_cpu_pages(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size)
+{
+	unsigned char hdr[16];
+	uint64_t pos, len;
+
+	for (pos = off; pos < off + size; pos += f->page_size) {
+		len = off + size - pos < f->page_size ? off + size - pos : f->page_size;
+		if (td_read_at(f, pos, hdr, len < sizeof(hdr) ? len : sizeof(hdr)))
+			return -1;
+		if (len < sizeof(hdr))
+			memset(hdr + len, 0, sizeof(hdr) - len);
+		if (check_page(f, cpu, pos, hdr, len))
+			return -1;
+	}
+	return 0;
+}
+
+/* Where a CPU's data is, and each of its pages. */
 static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_t size,
 			  bool compressed)
 {
-	unsigned char hdr[16];
-	uint64_t len = size < sizeof(hdr) ? size : sizeof(hdr);
-
 	if (off > f->size || size > f->size - off)
 		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " claims %" PRIu64 " bytes, the file has %" PRIu64,
 				  cpu, off, size, f->size);
@@ -427,7 +459,7 @@ static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_
 	/* libtracecmd maps the data from its first byte. */
 	if (off % f->page_size)
 		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " does not start on a page", cpu, off);
-	return td_read_at(f, off, hdr, len) || check_first_page(f, cpu, hdr, len);
+	return check_cpu_pages(f, cpu, off, size);
 }
 
 /* Whether the flyrecord section at @off, a BUFFER option's, is compressed. */
@@ -548,19 +580,28 @@ static int check_metadata_option(struct td_file *f, unsigned int id, const unsig
 static int check_buffer_option(struct td_file *f, unsigned int id, const unsigned char *data,
 			       uint32_t len)
 {
-	if (id == TD_OPTION_BUFFER && len >= 8)
-		return check_buffer(f, data, len);
-	return 0;
+	if (id != TD_OPTION_BUFFER)
+		return 0;
+	f->buffers++;
+	return len >= 8 ? check_buffer(f, data, len) : 0;
 }
 
-/* libtracecmd reads all options, then the sections: the page layout first. */
+/*
+ * libtracecmd reads all options, then the sections: the page layout first.
+ * CPU data is reached only through a BUFFER option, and trace-cmd writes
+ * one for every buffer it records, empty or not.
+ */
 static int check_v7(struct td_file *f)
 {
 	if (td_walk_options(f, check_metadata_option))
 		return -1;
 	if (!f->commit_size)
 		return td_damaged(f, "no header_page format");
-	return td_walk_options(f, check_buffer_option);
+	if (td_walk_options(f, check_buffer_option))
+		return -1;
+	if (!f->buffers)
+		return td_damaged(f, "no BUFFER option: its CPU data cannot be reached");
+	return 0;
 }
 
 /* Version 6: what libtracecmd reads after the CPU count, per buffer. */

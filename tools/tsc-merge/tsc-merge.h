@@ -441,6 +441,7 @@ struct td_file {
 	uint32_t page_size;		/* of its ring buffer */
 	int commit_size;		/* a page's commit field: 4 or 8 bytes */
 	uint64_t data_bytes;		/* tdcheck.c: the CPU data it checked */
+	unsigned int buffers;		/* tdcheck.c: its BUFFER options */
 	uint64_t header_end;		/* where the file header ends */
 	uint64_t first_options;		/* version 7: the first option section */
 	enum td_zip zip;		/* version 7: the compression it names */

@@ -9,9 +9,9 @@
  *
  * The trace roles ask for the text timeline and the summary (to
  * /dev/null), so the input reaches libtraceevent's printing too; the
- * argument role's seeds ask for the other outputs.
- * Without AFL++ (a plain build) it runs each file named after the role's
- * arguments once, for replaying saved inputs under the sanitizers.
+ * argument role's seeds ask for the other outputs. Saved inputs are
+ * replayed with the tool's own sanitizer build and the same command line
+ * (tests/replay-fuzz.sh).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,38 +25,8 @@ int kvm_tsc_merge_main(int argc, char **argv);
 
 #define MAX_ARGS 32
 
-#ifndef __AFL_FUZZ_TESTCASE_LEN
-/* A plain build: one input, read from a file. */
-static unsigned char replay_buf[1 << 20];
-static ssize_t replay_len;
-#define __AFL_FUZZ_INIT()
-#define __AFL_INIT()
-#define __AFL_FUZZ_TESTCASE_BUF replay_buf
-#define __AFL_FUZZ_TESTCASE_LEN replay_len
-#define __AFL_LOOP(n) replay_once()
-static const char *replay_path;
-static int replay_done;
-
-static int replay_once(void)
-{
-	int fd;
-
-	if (replay_done++)
-		return 0;
-	fd = open(replay_path, O_RDONLY);
-	if (fd < 0) {
-		perror(replay_path);
-		exit(2);
-	}
-	replay_len = read(fd, replay_buf, sizeof(replay_buf));
-	close(fd);
-	return replay_len >= 0;
-}
-#endif
-
 __AFL_FUZZ_INIT();
 
-#ifdef __AFL_COMPILER
 /* The input as a file, for libtracecmd, which reads trace.dat by path. */
 static const char *write_input(const unsigned char *buf, size_t len)
 {
@@ -72,8 +42,8 @@ static const char *write_input(const unsigned char *buf, size_t len)
 	close(fd);
 	return path;
 }
-#endif
 
+/* The replays give the same command line: fuzz/roles.sh. */
 static int run_trace_role(const char *role, const char *other, const char *input)
 {
 	char *argv[] = {
@@ -108,20 +78,12 @@ int main(int argc, char **argv)
 	static unsigned char copy[1 << 20];
 	const char *role = argc > 1 ? argv[1] : "";
 	bool trace_role = !strcmp(role, "host") || !strcmp(role, "guest");
-	const char *input;
 	int ret = 0;
 
 	if (!(trace_role && argc >= 3) && strcmp(role, "args")) {
-		fprintf(stderr, "usage: driver host GUEST.dat | guest HOST.dat | args [INPUT]\n");
+		fprintf(stderr, "usage: driver host GUEST.dat | guest HOST.dat | args\n");
 		return 2;
 	}
-#ifndef __AFL_COMPILER
-	replay_path = argv[trace_role ? 3 : 2];
-	if (!replay_path) {
-		fprintf(stderr, "driver: name the input to replay\n");
-		return 2;
-	}
-#endif
 	__AFL_INIT();
 	while (__AFL_LOOP(1000)) {
 		size_t len = __AFL_FUZZ_TESTCASE_LEN;
@@ -132,14 +94,8 @@ int main(int argc, char **argv)
 		copy[len] = '\0';
 		/* getopt starts over for each input. */
 		optind = 0;
-#ifdef __AFL_COMPILER
-		input = write_input(copy, len);
-#else
-		/* A replay names the saved file in the tool's messages. */
-		input = replay_path;
-#endif
 		if (trace_role)
-			ret = run_trace_role(role, argv[2], input);
+			ret = run_trace_role(role, argv[2], write_input(copy, len));
 		else
 			ret = run_args_role(copy, len);
 	}

@@ -3,6 +3,8 @@
 #
 # usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]   (roles: host guest args)
 #
+# With FUZZ_EXECS set, a role also stops after about that many executions,
+# so that a fast role leaves the cores to the slow ones.
 # BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
 # are written with mktrace from fuzz/seeds/*.spec, next to the real
 # trace-cmd 3.1.6 recordings in fuzz/seeds/real/{host,guest} (made in the
@@ -72,6 +74,8 @@ make_seeds()
 		-g "$SEEDS/files/guest-two.dat@2000" -s - -j /dev/null -p /dev/null >"$SEEDS/args/outputs"
 	printf '%s\0' -n -H "$SEEDS/files/host-nested.dat" -g "l2=$SEEDS/files/guest-two.dat@2000.1,l2" \
 		--sync-max-error 10 >"$SEEDS/args/nested"
+	printf '%s\0' -q -H "$SEEDS/host/agent-host-vmx-v7-zstd.dat" \
+		-g "$SEEDS/guest/agent-guest-vmx-v7-zstd.dat" -j /dev/null -p /dev/null >"$SEEDS/args/agent"
 }
 
 # The other file of a trace role: the host for a guest input and back.
@@ -97,7 +101,7 @@ fuzz_role()
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		afl-fuzz -V "$SECONDS_EACH" -m none -t 2000 -i "$SEEDS/$role" -o "$out" \
+		afl-fuzz -V "$SECONDS_EACH" ${FUZZ_EXECS:+-E "$FUZZ_EXECS"} -m none -t 2000 -i "$SEEDS/$role" -o "$out" \
 			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" $(other_file "$role") \
 			>"$FUZZ_DIR/afl-$role.log" 2>&1
 }

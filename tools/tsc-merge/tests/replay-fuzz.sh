@@ -3,21 +3,22 @@
 #
 # usage: replay-fuzz.sh [BUILD_DIR]   (default: build/tools of the project)
 #
-# Each saved input runs through fuzz/driver.c's plain build
-# (BUILD_DIR/fuzz/replay-driver) in the role named by its directory: host
-# or guest (the other file is made from fuzz/seeds with mktrace) or args.
-# It must end within TIME_LIMIT seconds, with no sanitizer report (a
-# failed malloc returns NULL, as outside ASan; leaks inside libtracecmd
-# and libtraceevent are theirs: fuzz/lsan.supp), with exit status 1 or 3
-# (2 too for args: a usage error), and a trace input's message must name
-# the file.
+# Each saved input runs through the tool's own ASan and UBSan build
+# (BUILD_DIR/asan/kvm-tsc-merge), with the command line fuzz/driver.c gave
+# it, in the role named by its directory: the host trace (-H), a guest
+# trace (-g; the other file is made from fuzz/seeds with mktrace), or the
+# whole argument list (args: NUL-separated). It must end within
+# TIME_LIMIT seconds, with no sanitizer report (a failed malloc returns
+# NULL, as outside ASan; leaks inside libtracecmd and libtraceevent are
+# theirs: fuzz/lsan.supp), with exit status 1 or 3 (2 too for args: a
+# usage error), and a trace input's message must name the file.
 
 set -u
 
 readonly TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 readonly TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
 readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
-readonly DRIVER=$BIN_DIR/fuzz/replay-driver
+readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
 readonly REGRESSIONS=$TESTS_DIR/../fuzz/regressions
 readonly SEEDS=$TESTS_DIR/../fuzz/seeds
 # Leaks of the libraries' own error paths are theirs (fuzz/README).
@@ -40,25 +41,21 @@ cleanup()
 	return 0
 }
 
-other_file()
-{
-	case $1 in
-	host) echo "$WORK/guest-step.dat" ;;
-	guest) echo "$WORK/host-step.dat" ;;
-	esac
-}
+# shellcheck source=../fuzz/roles.sh
+. "$TESTS_DIR/../fuzz/roles.sh"
 
 # replay ROLE FILE: one result.
 replay()
 {
-	local role=$1 file=$2 name status ok
+	local role=$1 file=$2 name status ok ARGV
+
+	role_argv "$WORK" "$role" "$file"
 
 	name="$role/$(basename "$file")"
 	LSAN_OPTIONS=suppressions=$LSAN_SUPPRESSIONS \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		timeout "$TIME_LIMIT" "$DRIVER" "$role" $(other_file "$role") "$file" \
-		>/dev/null 2>"$WORK/stderr"
+		timeout "$TIME_LIMIT" "$MERGE" "${ARGV[@]}" >/dev/null 2>"$WORK/stderr"
 	status=$?
 	case $role/$status in
 	args/[123] | host/[13] | guest/[13]) ok=1 ;;
@@ -81,8 +78,8 @@ main()
 	local inputs role f
 
 	ktap_print_header
-	if [ ! -x "$DRIVER" ] || [ ! -x "$BIN_DIR/mktrace" ]; then
-		ktap_skip_all "$DRIVER or mktrace not built: make -C tools/tsc-merge fuzz-build"
+	if [ ! -x "$MERGE" ] || [ ! -x "$BIN_DIR/mktrace" ]; then
+		ktap_skip_all "$MERGE or mktrace not built: make -C tools/tsc-merge"
 		exit "$KSFT_SKIP"
 	fi
 	WORK=$(mktemp -d)

@@ -1,0 +1,65 @@
+#!/bin/bash
+# replay-queue.sh: replay every input of the last fuzzing campaign (queue, crashes, hangs) with the tool's sanitizer build and count what it reports.
+#
+# usage: replay-queue.sh BUILD_DIR [ROLE...]   (roles: host guest args)
+#
+# Each input runs through BUILD_DIR/asan/kvm-tsc-merge with the command
+# line fuzz/driver.c gave it (the other file from BUILD_DIR/fuzz/seeds),
+# leaks detected as in make check's replay (lsan.supp). Prints, per role,
+# the inputs, their exit statuses, the runs over the time bound and the
+# sanitizer reports, and the first lines of each report; exits 1 when any
+# run crashed, hung or reported.
+
+set -u
+
+readonly FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
+readonly BIN_DIR=$(cd "${1:?usage: replay-queue.sh BUILD_DIR [ROLE...]}" && pwd)
+shift
+readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
+readonly FILES=$BIN_DIR/fuzz/seeds/files
+readonly TIME_LIMIT=10
+ROLES=${*:-host guest args}
+
+# shellcheck source=roles.sh
+. "$FUZZ_SRC/roles.sh"
+
+# replay_role ROLE: every saved input of ROLE; prints one summary line.
+replay_role()
+{
+	local role=$1 dir=$BIN_DIR/fuzz/out-$1/default f status n=0 bad=0 ARGV
+	local -A statuses=()
+
+	# The argument role writes what its inputs name: from its own directory.
+	cd "$BIN_DIR/fuzz/cwd-$role" 2>/dev/null || cd "$BIN_DIR/fuzz" || return 1
+	for f in "$dir"/queue/id* "$dir"/crashes/id* "$dir"/hangs/id*; do
+		[ -f "$f" ] || continue
+		role_argv "$FILES" "$role" "$f"
+		LSAN_OPTIONS=suppressions=$FUZZ_SRC/lsan.supp \
+		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+			timeout "$TIME_LIMIT" "$MERGE" "${ARGV[@]}" >/dev/null 2>"$BIN_DIR/fuzz/replay.err"
+		status=$?
+		n=$((n + 1))
+		statuses[$status]=$((${statuses[$status]:-0} + 1))
+		if [ "$status" -ge 124 ] || grep -q "Sanitizer\|runtime error" "$BIN_DIR/fuzz/replay.err"; then
+			bad=$((bad + 1))
+			echo "$role: $f: exit $status"
+			grep -m3 "ERROR\|runtime error\|#[0-3] " "$BIN_DIR/fuzz/replay.err" | sed 's/^/    /'
+		fi
+	done
+	echo "$role: $n inputs replayed, exit statuses:$(for s in "${!statuses[@]}"; do printf ' %s:%s' "$s" "${statuses[$s]}"; done), $bad crashed, hung or reported"
+	[ "$bad" = 0 ]
+}
+
+main()
+{
+	local role ret=0
+
+	[ -x "$MERGE" ] || { echo "replay-queue.sh: $MERGE not built: make -C tools/tsc-merge" >&2; exit 1; }
+	for role in $ROLES; do
+		replay_role "$role" || ret=1
+	done
+	exit "$ret"
+}
+
+main
