@@ -241,38 +241,49 @@ static bool divides_by_zero(const char *p, const char *end)
 	return p == end || *p != '(';
 }
 
+/* Is one of the brackets in @open[0..@depth) a '('? */
+static bool inside_parentheses(const char **open, int depth)
+{
+	while (depth--)
+		if (*open[depth] == '(')
+			return true;
+	return false;
+}
+
 /*
  * Does the bracket at @p nest: '(' '[' '{' opened, ')' ']' '}' closing the
  * last one opened, braces only inside parentheses (a __print_symbolic()
  * list)? @open holds the brackets still open.
  */
-static bool nests(char c, char *open, int *depth)
+static bool nests(const char *p, const char **open, int *depth)
 {
 	static const char pairs[] = "()[]{}";
-	const char *pair = strchr(pairs, c);
+	const char *pair = *p ? strchr(pairs, *p) : NULL;
 
-	if (!c || !pair)
+	if (!pair)
 		return true;
 	if ((pair - pairs) % 2 == 0) {
-		if (*depth == MAX_NESTING || (c == '{' && !memchr(open, '(', *depth)))
+		if (*depth == MAX_NESTING || (*p == '{' && !inside_parentheses(open, *depth)))
 			return false;
-		open[(*depth)++] = c;
+		open[(*depth)++] = p;
 		return true;
 	}
-	return *depth && open[--*depth] == pair[-1];
+	return *depth && *open[--*depth] == pair[-1];
 }
 
 /*
  * The first token of @text's print fmt arguments that libtraceevent's
- * expression parser has no priority for, a bracket that does not nest, or
- * a division by zero: outside literals and before any "({" statement
- * expression (which it refuses without crashing). NULL if there is none.
+ * expression parser has no priority for, a bracket that does not nest or
+ * is never closed ("_[print_symbolic(...)" makes it read an index it
+ * cannot end), or a division by zero: outside literals and before any "({"
+ * statement expression (which it refuses without crashing). NULL if there
+ * is none.
  */
 const char *format_unparsed_token(const char *text, size_t size)
 {
 	const char *end = text + size;
 	const char *fmt = memmem(text, size, "print fmt:", 10);
-	char open[MAX_NESTING];
+	const char *open[MAX_NESTING];
 	int depth = 0;
 	const char *p;
 
@@ -285,11 +296,11 @@ const char *format_unparsed_token(const char *text, size_t size)
 		}
 		if (*p == '(' && p + 1 < end && p[1] == '{')
 			return NULL;
-		if (!nests(*p, open, &depth) || is_unparsed_token(p, fmt, end) ||
+		if (!nests(p, open, &depth) || is_unparsed_token(p, fmt, end) ||
 		    divides_by_zero(p, end))
 			return p;
 	}
-	return NULL;
+	return depth ? open[depth - 1] : NULL;
 }
 
 /*
