@@ -3,9 +3,10 @@
  * alloc.c: allocation that ends the run on failure. Nothing kvm-tsc-merge
  * allocates is optional, and no output can be right without it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "tsc-merge.h"
+#include "common.h"
 
 static void out_of_memory(void)
 {

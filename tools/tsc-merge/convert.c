@@ -13,7 +13,7 @@
  * clamps a negative delta to 0.) The merge then checks the exact run
  * interval.
  */
-#include "tsc-merge.h"
+#include "model.h"
 
 static bool usable(const struct tsc_step *s)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "tdfile.h"
 
 #define DIVISION_SLOTS 256
 

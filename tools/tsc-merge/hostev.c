@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "tsc_event.h"
+#include "model.h"
 
 #define CLONE_THREAD_FLAG 0x00010000UL
 

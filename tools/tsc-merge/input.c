@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tsc-merge.h"
+#include "tdfile.h"
+#include "tracecmd-private.h"
 
 /* Exported by libtracecmd, declared only in a header Debian does not install. */
 struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);

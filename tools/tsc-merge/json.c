@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "sinks.h"
 
 /* VM processes get ids no host pid has (pid_max is at most 2^22). */
 #define VM_PID_BASE (1 << 30)

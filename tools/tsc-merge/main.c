@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tsc-merge.h"
+#include "runfiles.h"
+#include "sinks.h"
 
 #define EXIT_BAD_INPUT	1
 #define EXIT_USAGE	2

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tsc-merge.h"
+#include "merge.h"
+#include "tracecmd-private.h"
 
 #define PROGRESS_EVERY (1u << 20)
 

@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tsc-merge.h"
+#include "runfiles.h"
+#include "common.h"
 
 /* DIR/.NAME.XXXXXX for DIR/NAME, created with the mode the umask gives. */
 int create_temp_beside(const char *path, char **tmp)

@@ -16,7 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tsc-merge.h"
+#include "runfiles.h"
+#include "common.h"
 
 struct file_key {
 	bool exists;

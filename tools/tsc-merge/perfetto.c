@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "sinks.h"
 #include "perfetto_trace.pb-c.h"
 
 typedef Perfetto__Protos__TracePacket Packet;

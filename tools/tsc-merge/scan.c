@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "tsc_event.h"
+#include "model.h"
 
 struct scan {
 	struct host_events he;

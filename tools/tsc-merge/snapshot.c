@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "model.h"
 
 /* The value of "NAME=" in @line, or NULL. */
 static const char *field(const char *line, const char *name)

@@ -46,7 +46,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tsc-merge.h"
+#include "runfiles.h"
+#include "sinks.h"
+#include "tracecmd-private.h"
 
 #define SAMPLE_TIME_MAX INT64_MAX
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "tdfile.h"
 
 /* Exported by libtracecmd, declared only in a header Debian does not install. */
 struct hook_list;

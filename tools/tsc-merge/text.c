@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "sinks.h"
 
 enum column {
 	COL_TIME,

@@ -7,7 +7,7 @@
  * complement. No floating point: a double has 53 bits of mantissa and a TSC
  * already needs 40 or more, so a scaled conversion through it drifts.
  */
-#include "tsc-merge.h"
+#include "model.h"
 
 /*
  * The smallest host TSC at which the guest reads @guest or more. With a

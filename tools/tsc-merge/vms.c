@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc-merge.h"
+#include "model.h"
+#include "tracecmd-private.h"
 
 #define THREAD_HASH_BITS 12
 

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * common.h: what every room of kvm-tsc-merge may need and none owns:
+ * allocation that never fails, and the largest counts a sound trace holds,
+ * so that a damaged one never sizes a table.
+ */
+#ifndef TSC_MERGE_COMMON_H
+#define TSC_MERGE_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The largest vCPU id KVM gives: KVM_MAX_VCPU_IDS - 1 with the largest
+ * CONFIG_KVM_MAX_NR_VCPUS (4096, times KVM_VCPU_ID_RATIO 4). A trace with a
+ * larger one is damaged; its id must never size a table.
+ */
+#define KVM_MAX_VCPU_ID 16383
+/* Linux's largest NR_CPUS (CONFIG_MAXSMP): more CPUs is a damaged file. */
+#define MAX_TRACE_CPUS 8192
+/* The most fraction bits a multiplier can have and still be shifted. */
+#define TSC_MAX_FRAC_BITS 63
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* alloc.c */
+void *xrealloc(void *p, size_t n, size_t size);
+void *xcalloc(size_t n, size_t size);
+
+#endif
