@@ -64,7 +64,7 @@ static void put_string(FILE *out, const char *s)
 /* Microseconds from the first event, exact to the nanosecond. */
 static void put_ts(struct json_sink *j, uint64_t tsc)
 {
-	unsigned __int128 ns = (unsigned __int128)(tsc - j->base) * 1000000 / j->tsc_khz;
+	unsigned __int128 ns = tsc_to_ns(tsc - j->base, j->tsc_khz);
 
 	fprintf(j->out, "\"ts\":%llu.%03llu", (unsigned long long)(ns / 1000),
 		(unsigned long long)(ns % 1000));

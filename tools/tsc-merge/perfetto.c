@@ -113,11 +113,6 @@ void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
 	return p;
 }
 
-static uint64_t host_ns(const struct pf_sink *p, uint64_t tsc)
-{
-	return (unsigned __int128)tsc * 1000000 / p->tsc_khz;
-}
-
 /*
  * A Trace is its packets, each a length-delimited field 1: so the file can
  * be written one packet at a time, with that tag and length put here.
@@ -407,7 +402,7 @@ static void write_event(struct pf_sink *p, const struct merged_event *e, unsigne
 		if (te->debug_annotations[i]->string_value)
 			intern_annotation(p, machine, &pkt, &interned, te->debug_annotations[i]);
 	pkt.has_timestamp = true;
-	pkt.timestamp = host_ns(p, e->host_ts);
+	pkt.timestamp = (uint64_t)tsc_to_ns(e->host_ts, p->tsc_khz);
 	te->has_track_uuid = true;
 	te->track_uuid = track;
 	if (named) {

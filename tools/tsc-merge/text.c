@@ -168,7 +168,7 @@ static void print_time(struct text_sink *t, uint64_t tsc)
 		put_number(&t->line, tsc, 1, 20, false);
 		return;
 	}
-	ns = (unsigned __int128)tsc * 1000000 / t->tsc_khz;
+	ns = tsc_to_ns(tsc, t->tsc_khz);
 	put_number(&t->line, ns / 1000000000, 1, 10, false);
 	put_chars(&t->line, ".", 1);
 	put_number(&t->line, ns % 1000000000, 9, 9, false);
