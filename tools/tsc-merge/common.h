@@ -27,4 +27,7 @@
 void *xrealloc(void *p, size_t n, size_t size);
 void *xcalloc(size_t n, size_t size);
 
+/* hash.c */
+size_t hash_slot(uint64_t seed, const void *data, size_t len, size_t slots);
+
 #endif

@@ -58,18 +58,6 @@ void info_cache_free(struct info_cache *c)
 	free(c);
 }
 
-/* FNV-1a over the record's bytes and its format. */
-static unsigned int hash_record(const struct tep_handle *tep, const unsigned char *data,
-				unsigned int len)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ (uintptr_t)tep;
-	unsigned int i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ data[i]) * 0x100000001b3ull;
-	return (h ^ h >> 32) % INFO_SLOTS;
-}
-
 /* Format with libtraceevent; a trace_marker text's own newline goes. */
 static const char *format_info(struct info_cache *c, const struct merged_event *e,
 			       unsigned int *len)
@@ -101,7 +89,8 @@ const char *info_text(struct info_cache *c, const struct merged_event *e, unsign
 		c->misses++;
 		return format_info(c, e, len);
 	}
-	slot = &c->slots[hash_record(tep, r->data, size)];
+	/* The record's bytes and its format: the same bytes print per format. */
+	slot = &c->slots[hash_slot((uintptr_t)tep, r->data, size, INFO_SLOTS)];
 	s = *slot;
 	if (s && s->tep == tep && s->key_len == size && !memcmp(s->key, r->data, size)) {
 		c->hits++;

@@ -342,13 +342,8 @@ static uint64_t intern_name(struct pf_sink *p, const struct merged_event *e,
 static uint64_t intern_text(struct pf_sink *p, unsigned int machine, const char *text,
 			    unsigned int len, struct interning *in)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ machine;
-	struct text *t;
-	unsigned int i;
+	struct text *t = &p->texts[hash_slot(machine, text, len, TEXT_SLOTS)];
 
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
-	t = &p->texts[(h ^ h >> 32) % TEXT_SLOTS];
 	if (t->iid && t->machine == machine && t->len == len && !memcmp(t->text, text, len))
 		return t->iid;
 	t->machine = machine;
