@@ -14,9 +14,9 @@
 /* VM processes get ids no host pid has (pid_max is at most 2^22). */
 #define VM_PID_BASE (1 << 30)
 
-static int vm_process_id(const struct vm *vm, enum tsc_level level)
+static int guest_process_id(const struct guest *g)
 {
-	return VM_PID_BASE + (int)vm->index * NR_LEVELS + level;
+	return VM_PID_BASE + (int)guest_slot(g);
 }
 
 struct json_sink {
@@ -145,7 +145,7 @@ static void json_event(void *priv, const struct merged_event *e)
 		return;
 	}
 	begin_event(j, "i", e->event ? e->event->name : "unknown",
-		    vm_process_id(e->guest->vm, e->guest->level), e->cpu, e->host_ts);
+		    guest_process_id(e->guest), e->cpu, e->host_ts);
 	fputs(",\"s\":\"t\"", j->out);
 	put_info(j, e);
 }
@@ -159,24 +159,21 @@ static void put_name(struct json_sink *j, const char *kind, int pid, int tid,
 	fputs("}}", j->out);
 }
 
-static void name_vms(struct json_sink *j)
+static void name_guests(struct json_sink *j)
 {
-	unsigned int i, c, l;
+	const struct guest *g;
+	unsigned int s, c;
 	char buf[128];
 
-	for (i = 0; i < vm_table_count(j->vms); i++) {
-		struct vm *vm = vm_table_get(j->vms, i);
-
-		for (l = 0; l < NR_LEVELS; l++) {
-			if (!vm->guest[l])
-				continue;
-			snprintf(buf, sizeof(buf), "VM %s (%s%s pid %d.%u)", vm->guest[l]->name,
-				 l == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
-			put_name(j, "process_name", vm_process_id(vm, l), 0, buf);
-			for (c = 0; c < vm->nr_vcpus; c++) {
-				snprintf(buf, sizeof(buf), "vCPU %u", c);
-				put_name(j, "thread_name", vm_process_id(vm, l), c, buf);
-			}
+	for (s = 0; s < vm_table_guest_slots(j->vms); s++) {
+		g = vm_table_guest(j->vms, s);
+		if (!g)
+			continue;
+		guest_label(g, buf, sizeof(buf));
+		put_name(j, "process_name", guest_process_id(g), 0, buf);
+		for (c = 0; c < guest_vcpu_ids(g); c++) {
+			snprintf(buf, sizeof(buf), "vCPU %u", c);
+			put_name(j, "thread_name", guest_process_id(g), c, buf);
 		}
 	}
 }
@@ -201,7 +198,7 @@ static int json_finish(void *priv)
 	int ret;
 
 	if (j->started) {
-		name_vms(j);
+		name_guests(j);
 		name_host_threads(j);
 	}
 	fputs("\n]}\n", j->out);

@@ -285,15 +285,13 @@ static uint64_t guest_vcpu_track(struct pf_sink *p, const struct merged_event *e
 {
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	unsigned int machine = guest_machine(p, e->guest);
-	const struct vm *vm = e->guest->vm;
 	char name[128];
 	bool is_new;
 	uint64_t parent = find_track(p, track_key(TRACK_GUEST, machine, 0), &is_new);
 	uint64_t uuid;
 
 	if (is_new) {
-		snprintf(name, sizeof(name), "VM %s (%s%s pid %d.%u)", e->guest->name,
-			 e->guest->level == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
+		guest_label(e->guest, name, sizeof(name));
 		td.has_uuid = true;
 		td.uuid = parent;
 		td.name = name;
@@ -457,17 +455,15 @@ static uint64_t counter_track(struct pf_sink *p, const struct merged_event *e,
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	char name[64];
 	bool is_new;
-	uint64_t uuid = find_track(p, track_key(kind, 0, (uint64_t)v->vm->index << 20 | v->id),
-				   &is_new);
+	uint64_t uuid = find_track(p, track_key(kind, 0, vcpu_key(v)), &is_new);
 
 	if (!is_new)
 		return uuid;
-	snprintf(name, sizeof(name), "vCPU %u TSC %s%s", v->id,
-		 kind == TRACK_TSC_OFFSET ? "offset" : "multiplier",
-		 v->vm->gen > 1 ? " (a later VM)" : "");
+	vcpu_label(v, kind == TRACK_TSC_OFFSET ? "TSC offset" : "TSC multiplier", name,
+		   sizeof(name));
 	td.has_uuid = td.has_parent_uuid = true;
 	td.uuid = uuid;
-	td.parent_uuid = host_process_track(p, e->tep, v->vm->pid);
+	td.parent_uuid = host_process_track(p, e->tep, vcpu_process(v));
 	td.name = name;
 	td.counter = &cd;
 	write_descriptor(p, 0, &td);

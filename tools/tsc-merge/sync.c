@@ -368,11 +368,13 @@ static int report_inexact(const struct sync_out *s)
 		for (c = 0; c < sg->nr_cpus; c++) {
 			const struct sync_cpu *sc = &sg->cpus[c];
 			bool too_far = sc->max_error > s->max_error;
+			char vm[32];
 
 			if (!sc->inexact)
 				continue;
-			fprintf(stderr, "%s: CPU %d (vCPU %d of VM @%d.%u): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync: ",
-				sg->g->file.path, c, c, sg->g->vm->pid, sg->g->vm->gen,
+			guest_vm_spec(sg->g, vm, sizeof(vm));
+			fprintf(stderr, "%s: CPU %d (vCPU %d of VM %s): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync: ",
+				sg->g->file.path, c, c, vm,
 				(unsigned long long)sc->inexact,
 				(unsigned long long)sc->first_bad,
 				(unsigned long long)sc->last_bad);
@@ -460,10 +462,8 @@ static void build_guest(struct td_options *o, const struct td_file *host,
 	td_opt_put(o, host, sg->file.trace_id, 8);
 	td_opt_put(o, host, sg->nr_cpus, 4);
 	for (c = 0; c < sg->nr_cpus; c++) {
-		const struct vcpu *v = vm_find_vcpu(sg->g->vm, c);
-
 		td_opt_put(o, host, c, 4);
-		td_opt_put(o, host, v ? (uint32_t)v->tid : (uint32_t)-1, 4);
+		td_opt_put(o, host, (uint32_t)guest_cpu_thread(sg->g, c), 4);
 	}
 	td_opt_end(o, host);
 }

@@ -280,6 +280,74 @@ struct vm *vm_table_get(const struct vm_table *t, unsigned int index)
 	return index < t->nr_vms ? t->vms[index] : NULL;
 }
 
+/*
+ * What the outputs know of a guest's VM: a slot of its own (its VM's
+ * place, then its level), its label and its vCPUs' host threads, so that
+ * they need not know how VMs are kept.
+ */
+unsigned int vm_table_guest_slots(const struct vm_table *t)
+{
+	return t->nr_vms * NR_LEVELS;
+}
+
+/* The guest in @slot, in VM order; NULL: none is tied there. */
+const struct guest *vm_table_guest(const struct vm_table *t, unsigned int slot)
+{
+	return t->vms[slot / NR_LEVELS]->guest[slot % NR_LEVELS];
+}
+
+unsigned int guest_slot(const struct guest *g)
+{
+	return g->vm->index * NR_LEVELS + g->level;
+}
+
+/* "VM NAME (L2 in COMM pid PID.GEN)" */
+void guest_label(const struct guest *g, char *buf, size_t size)
+{
+	const struct vm *vm = g->vm;
+
+	snprintf(buf, size, "VM %s (%s%s pid %d.%u)", g->name,
+		 g->level == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
+}
+
+/* One past the largest vCPU id of the guest's VM: its CPUs that may run. */
+unsigned int guest_vcpu_ids(const struct guest *g)
+{
+	return g->vm->nr_vcpus;
+}
+
+/* The host thread that ran guest CPU @cpu; -1: none did. */
+int guest_cpu_thread(const struct guest *g, unsigned int cpu)
+{
+	const struct vcpu *v = vm_find_vcpu(g->vm, cpu);
+
+	return v ? v->tid : -1;
+}
+
+/* "@PID.GEN", as the user ties a guest to its VM. */
+void guest_vm_spec(const struct guest *g, char *buf, size_t size)
+{
+	snprintf(buf, size, "@%d.%u", g->vm->pid, g->vm->gen);
+}
+
+/* A number of its own for each vCPU of every VM. */
+uint64_t vcpu_key(const struct vcpu *v)
+{
+	return (uint64_t)v->vm->index << 20 | v->id;
+}
+
+/* "vCPU ID WHAT", and which VM when its process made more than one. */
+void vcpu_label(const struct vcpu *v, const char *what, char *buf, size_t size)
+{
+	snprintf(buf, size, "vCPU %u %s%s", v->id, what, v->vm->gen > 1 ? " (a later VM)" : "");
+}
+
+/* The VMM process that created the vCPU. */
+int vcpu_process(const struct vcpu *v)
+{
+	return v->vm->pid;
+}
+
 static void list_candidates(const struct vm_table *t, FILE *out)
 {
 	unsigned int i;
