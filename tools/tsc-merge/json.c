@@ -7,7 +7,6 @@
  * the processes and threads follow at the end.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "sinks.h"
 
@@ -120,12 +119,12 @@ static void host_event(struct json_sink *j, const struct merged_event *e)
 	j->host_tep = e->tep;
 	remember_thread(j, tid);
 	/* Slices of the host threads: the state LTTV drew as VIRT. */
-	if (e->vcpu && !strcmp(name, "kvm_entry")) {
+	if (e->vcpu && e->host->kind == HOST_ENTRY) {
 		begin_event(j, "B", "in guest", pid, tid, e->host_ts);
 		fprintf(j->out, ",\"args\":{\"vcpu\":%u}}", e->vcpu->id);
 	}
 	/* A trace that begins inside a run has no "B" for its first exit. */
-	if (e->vcpu && e->was_running && !strcmp(name, "kvm_exit")) {
+	if (e->vcpu && e->was_running && e->host->kind == HOST_EXIT) {
 		begin_event(j, "E", "in guest", pid, tid, e->host_ts);
 		fputc('}', j->out);
 	}
