@@ -21,11 +21,7 @@
 #include <string.h>
 
 #include "tdfile.h"
-
-/* Exported by libtracecmd, declared only in a header Debian does not install. */
-struct hook_list;
-struct hook_list *tracecmd_create_event_hook(const char *arg);
-void tracecmd_free_hooks(struct hook_list *hooks);
+#include "tracecmd-private.h"
 
 #define SECTION_HEADER_SIZE	16
 #define BUFFER_CPU_SIZE		20	/* u32 cpu, u64 offset, u64 size */

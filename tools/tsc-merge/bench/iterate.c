@@ -16,8 +16,7 @@
 
 #include <trace-cmd.h>
 
-/* Exported by libtracecmd.so.1; trace-cmd 3.1.6 installs no declaration. */
-int tracecmd_cpus(struct tracecmd_input *handle);
+#include "../tracecmd-private.h"
 
 static unsigned long long read_per_cpu(struct tracecmd_input *in)
 {

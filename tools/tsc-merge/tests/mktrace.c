@@ -44,31 +44,11 @@
 #include <event-parse.h>
 #include <trace-cmd.h>
 
+#include "../tracecmd-private.h"
+
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "mktrace writes host-endian pages with little-endian event headers"
 #endif
-
-/*
- * libtracecmd.so.1 exports these, but trace-cmd 3.1.6 installs no header
- * declaring them; prototypes from its lib/trace-cmd/include/private/
- * trace-cmd-private.h.
- */
-struct tracecmd_output;
-struct tracecmd_event_list;
-struct tracecmd_output *tracecmd_output_create(const char *output_file);
-void tracecmd_set_quiet(struct tracecmd_output *handle, bool set_quiet);
-void tracecmd_set_out_clock(struct tracecmd_output *handle, const char *clock);
-int tracecmd_output_set_trace_dir(struct tracecmd_output *handle, const char *tracing_dir);
-int tracecmd_output_set_kallsyms(struct tracecmd_output *handle, const char *kallsyms);
-int tracecmd_output_write_headers(struct tracecmd_output *handle,
-				  struct tracecmd_event_list *list);
-int tracecmd_write_cmdlines(struct tracecmd_output *handle);
-int tracecmd_append_cpu_data(struct tracecmd_output *handle, int cpus,
-			     char * const *cpu_data_files);
-void tracecmd_output_close(struct tracecmd_output *handle);
-const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
-int tracecmd_page_size(struct tracecmd_input *handle);
-int tracecmd_cpus(struct tracecmd_input *handle);
 
 /*
  * The ring buffer's event header (events/header_event): a u32 with type_len
