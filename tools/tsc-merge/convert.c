@@ -10,8 +10,8 @@
  * When a later step would hold it too, nothing in the traces tells them
  * apart: the event is placed with the first and reported as ambiguous. (The
  * guest's own ring buffer does not show the TSC going back either: it
- * clamps a negative delta to 0.) The merge then checks the exact run
- * interval.
+ * clamps a negative delta to 0.) Once the merge has followed the host up
+ * to the event, conversion_outside_run() checks the exact run interval.
  */
 #include "model.h"
 
@@ -70,7 +70,7 @@ bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
 	size_t i;
 
 	out->ambiguous = false;
-	out->outside = false;
+	out->no_step_run = false;
 	for (i = c->step; i < l->nr; i++) {
 		if (!fits_runs(&l->steps[i], guest, &out->host))
 			continue;
@@ -82,6 +82,18 @@ bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
 			}
 		return true;
 	}
-	out->outside = true;
+	out->no_step_run = true;
 	return convert_outside(l, c->step, guest, &out->host);
+}
+
+/*
+ * Is the guest event converted to @c outside every host run of its vCPU
+ * @v? So it is when no step's runs hold its time, and when, as the merge
+ * has followed the host up to that time, @v does not run the guest's
+ * @level: a step's first and last run bound it, not the exits between.
+ */
+bool conversion_outside_run(const struct conversion *c, const struct vcpu *v,
+			    enum tsc_level level)
+{
+	return c->no_step_run || !v->running || v->run_level != level;
 }

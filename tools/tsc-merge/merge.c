@@ -235,8 +235,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		if (s->key < m->host_first)
 			m->stats->before_host++;
 		else
-			e.outside = s->conv.outside || !s->vcpu->running ||
-				    s->vcpu->run_level != s->guest->level;
+			e.outside = conversion_outside_run(&s->conv, s->vcpu, s->guest->level);
 		e.ambiguous = s->conv.ambiguous;
 		count_guest(m, s, &e);
 	} else {

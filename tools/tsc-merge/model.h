@@ -222,14 +222,16 @@ struct guest_cursor {
 	size_t step;
 };
 
-/* @outside: no step's runs hold it; @ambiguous: two steps' runs do. */
+/* @no_step_run: no step's runs hold it; @ambiguous: two steps' runs do. */
 struct conversion {
 	uint64_t host;
-	bool outside;
+	bool no_step_run;
 	bool ambiguous;
 };
 
 bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
 		      struct conversion *out);
+bool conversion_outside_run(const struct conversion *c, const struct vcpu *v,
+			    enum tsc_level level);
 
 #endif
