@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "runfiles.h"
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 #define EXIT_BAD_INPUT	1
 #define EXIT_USAGE	2

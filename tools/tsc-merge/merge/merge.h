@@ -6,7 +6,7 @@
 #ifndef TSC_MERGE_MERGE_H
 #define TSC_MERGE_MERGE_H
 
-#include "model.h"
+#include "model/model.h"
 
 /* What one merged event is, for the sinks. */
 struct merged_event {

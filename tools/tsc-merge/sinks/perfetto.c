@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinks.h"
+#include "sinks/sinks.h"
 #include "perfetto_trace.pb-c.h"
 
 typedef Perfetto__Protos__TracePacket Packet;

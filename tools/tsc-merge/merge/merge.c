@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "merge.h"
+#include "merge/merge.h"
 #include "tracecmd-private.h"
 
 #define PROGRESS_EVERY (1u << 20)

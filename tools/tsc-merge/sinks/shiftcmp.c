@@ -5,7 +5,7 @@
  * puts each guest event from the host time the merge found exactly: what
  * the summary reports, and what --sync-out's copies replace.
  */
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 static void compare_event(void *priv, const struct merged_event *e)
 {

@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "runfiles.h"
-#include "sinks.h"
+#include "sinks/sinks.h"
 #include "tracecmd-private.h"
 
 #define SAMPLE_TIME_MAX INT64_MAX

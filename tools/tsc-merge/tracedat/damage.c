@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 
 #define DIVISION_SLOTS 256
 

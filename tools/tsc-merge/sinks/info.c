@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 #define INFO_SLOTS	4096
 #define INFO_MAX_KEY	128		/* longer records are not remembered */

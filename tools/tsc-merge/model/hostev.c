@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tsc_event.h"
-#include "model.h"
+#include "model/model.h"
 
 #define CLONE_THREAD_FLAG 0x00010000UL
 

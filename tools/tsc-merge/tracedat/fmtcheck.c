@@ -21,7 +21,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 
 /* Deeper than any kernel print fmt nests its brackets. */
 #define MAX_NESTING 64

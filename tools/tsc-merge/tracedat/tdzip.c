@@ -19,7 +19,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 
 #define BLOCK_HEADER_SIZE	8
 

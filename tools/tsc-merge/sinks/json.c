@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 /* VM processes get ids no host pid has (pid_max is at most 2^22). */
 #define VM_PID_BASE (1 << 30)

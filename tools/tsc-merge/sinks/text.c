@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinks.h"
+#include "sinks/sinks.h"
 
 enum column {
 	COL_TIME,

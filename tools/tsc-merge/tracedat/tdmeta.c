@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 
 /* libtracecmd's TIME_SHIFT flag: interpolate between two samples. */
 #define TSYNC_FLAG_INTERPOLATE	0x1

@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "merge.h"
+#include "merge/merge.h"
 
 /* info.c */
 struct info_cache;

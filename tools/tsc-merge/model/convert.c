@@ -13,7 +13,7 @@
  * clamps a negative delta to 0.) Once the merge has followed the host up
  * to the event, conversion_outside_run() checks the exact run interval.
  */
-#include "model.h"
+#include "model/model.h"
 
 static bool usable(const struct tsc_step *s)
 {

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 
 #define OPTION_DONE		0
 #define SECTION_HEADER_SIZE	16	/* u16 id, u16 flags, u32 desc, u64 size */

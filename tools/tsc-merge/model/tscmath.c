@@ -8,7 +8,7 @@
  * already needs 40 or more, so a scaled conversion through it drifts.
  * The same holds for the host TSC in nanoseconds the outputs show.
  */
-#include "model.h"
+#include "model/model.h"
 
 /*
  * The smallest host TSC at which the guest reads @guest or more. With a

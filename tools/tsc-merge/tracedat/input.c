@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 #include "tracecmd-private.h"
 
 /* libtracecmd says why it failed only on its own log; name the file here. */

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 #include "tracecmd-private.h"
 
 #define SECTION_HEADER_SIZE	16

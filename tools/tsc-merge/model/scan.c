@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tsc_event.h"
-#include "model.h"
+#include "model/model.h"
 
 struct scan {
 	struct host_events he;

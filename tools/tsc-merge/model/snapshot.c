@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 /* The value of "NAME=" in @line, or NULL. */
 static const char *field(const char *line, const char *name)

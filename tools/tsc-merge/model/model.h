@@ -8,7 +8,7 @@
 #ifndef TSC_MERGE_MODEL_H
 #define TSC_MERGE_MODEL_H
 
-#include "tdfile.h"
+#include "tracedat/tdfile.h"
 
 /* Levels of a step function: what runs on the vCPU. */
 enum tsc_level {

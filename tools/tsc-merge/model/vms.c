@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "tracecmd-private.h"
 
 #define THREAD_HASH_BITS 12
