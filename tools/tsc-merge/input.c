@@ -12,8 +12,6 @@
 
 #include "tsc-merge.h"
 
-/* Exported by libtracecmd, declared only in a header Debian does not install. */
-struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
 
 /* libtracecmd says why it failed only on its own log; name the file here. */
 static int check_readable(const char *path)

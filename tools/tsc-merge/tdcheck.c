@@ -22,10 +22,6 @@
 
 #include "tsc-merge.h"
 
-/* Exported by libtracecmd, declared only in a header Debian does not install. */
-struct hook_list;
-struct hook_list *tracecmd_create_event_hook(const char *arg);
-void tracecmd_free_hooks(struct hook_list *hooks);
 
 #define SECTION_HEADER_SIZE	16
 #define BUFFER_CPU_SIZE		20	/* u32 cpu, u64 offset, u64 size */

@@ -23,6 +23,11 @@
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 int tracecmd_cpus(struct tracecmd_input *handle);
 void tracecmd_set_flag(struct tracecmd_input *handle, int flag);
+int tracecmd_page_size(struct tracecmd_input *handle);
+struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
+struct hook_list;
+struct hook_list *tracecmd_create_event_hook(const char *arg);
+void tracecmd_free_hooks(struct hook_list *hooks);
 /*
  * libtracecmd's handle flag for raw timestamps (trace-cmd-private.h): no
  * TIME_SHIFT, TSC2NSEC, --date or offset is applied to what it reads.
@@ -297,7 +302,7 @@ struct host_ev {
 
 int host_events_init(struct host_events *he, struct trace_file *host);
 void host_events_warn_missing(const struct host_events *he, const char *path);
-enum host_kind host_event_decode(const struct host_events *he,
+enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev);
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev);
@@ -379,8 +384,8 @@ enum damage {
 	DAMAGE_DIVISION,		/* its print format would divide by zero */
 };
 
-bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
-enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
+bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
+enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
 bool record_repeats(uint64_t *next, const struct tep_record *r, const char *path, int cpu);
 
 /* info.c */
