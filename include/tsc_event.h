@@ -3,7 +3,8 @@
  * tsc_event.h: the TSC event model: the three kvm events of the contract,
  * the names of their fields, and one recorded event. Plain C with no test
  * framework: the selftests and kvm-tsc-merge both read the events by these
- * names (Documentation/contract.md has the contract itself).
+ * names (the series' Documentation/virt/kvm/x86/tsc-tracepoints.rst
+ * defines the events, Documentation/contract.md what the project adds).
  */
 #ifndef TSC_EVENT_H
 #define TSC_EVENT_H

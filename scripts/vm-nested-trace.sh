@@ -4,11 +4,8 @@
 # usage (on the build machine):
 #     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
 #
-# VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs in the test VM, the nested guest failed
-# in 12 of 29 runs tried: its kernel died ("BUG: ENTRY_TRAMPOLINE stack
-# guard page was hit", a bad GS base on an interrupt from user mode) or it
-# slowed down tenfold, whether its vCPU threads were pinned or not and with
-# or without FSGSBASE; with one CPU, 16 runs in a row passed.
+# VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs the nested
+# guest's kernel crashes or stalls intermittently.
 #
 # Runs from /ktt under busybox sh. VMTEST_NESTED=1 puts into /nested
 # what it needs: the kernel and L2's initramfs (scripts/nested-guest-init.sh

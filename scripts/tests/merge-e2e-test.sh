@@ -148,12 +148,11 @@ run_vm_once()
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run
-# that fails inside a nested guest (it crashed or stalled under TCG), or a
-# test VM that stopped making progress and was killed at VMTEST_TIMEOUT
-# (once seen under QEMU: the late run's nested guest never finished
-# booting, and none of the payload's bounded waits ended; the last step
-# line names where it stopped), is tried again, up to ATTEMPTS boots, each
-# failure shown.
+# that fails inside a nested guest, or a test VM killed at VMTEST_TIMEOUT
+# (the last step line names where it stopped), is tried again, up to
+# ATTEMPTS boots, each failure shown: under emulation a nested guest can
+# crash, stall or never finish booting for reasons that are the
+# emulator's, not the merge's.
 run_vm()
 {
 	local attempt=1 status

@@ -5,6 +5,7 @@
 # with SEED_FILES/guest-step.dat as the guest, FILE as the guest trace
 # with SEED_FILES/host-step.dat as the host, or, for args, FILE's
 # NUL-separated arguments. Keep in step with driver.c's run_trace_role().
+# shellcheck disable=SC2034 # ARGV is the caller's
 role_argv()
 {
 	case $2 in

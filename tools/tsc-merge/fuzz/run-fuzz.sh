@@ -4,7 +4,9 @@
 # usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]   (roles: host guest args)
 #
 # With FUZZ_EXECS set, a role also stops after about that many executions,
-# so that a fast role leaves the cores to the slow ones.
+# so that a fast role leaves the cores to the slow ones. With FUZZ_RESUME=1
+# each role goes on from its last queue and counts (after a fix, the
+# driver rebuilt), instead of starting from the seeds.
 # BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
 # are written with mktrace from fuzz/seeds/*.spec, next to the real
 # trace-cmd 3.1.6 recordings in fuzz/seeds/real/{host,guest} (made in the
@@ -87,6 +89,16 @@ other_file()
 	esac
 }
 
+# Where a role starts: its seeds, or "-" (AFL++: resume from the output).
+seed_dir()
+{
+	if [ "${FUZZ_RESUME:-0}" = 1 ] && [ -d "$FUZZ_DIR/out-$1/default/queue" ]; then
+		echo -
+	else
+		echo "$SEEDS/$1"
+	fi
+}
+
 fuzz_role()
 {
 	local role=$1 out=$FUZZ_DIR/out-$role
@@ -101,7 +113,8 @@ fuzz_role()
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		afl-fuzz -V "$SECONDS_EACH" ${FUZZ_EXECS:+-E "$FUZZ_EXECS"} -m none -t 2000 -i "$SEEDS/$role" -o "$out" \
+		afl-fuzz -V "$SECONDS_EACH" ${FUZZ_EXECS:+-E "$FUZZ_EXECS"} -m none -t 2000 \
+			-i "$(seed_dir "$role")" -o "$out" \
 			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" $(other_file "$role") \
 			>"$FUZZ_DIR/afl-$role.log" 2>&1
 }

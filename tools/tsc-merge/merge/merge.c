@@ -148,13 +148,13 @@ static int start_streams(struct merge *m)
  * Follow what the host did, so a guest event can be checked against it;
  * @ev: the host event as decoded, for the sinks.
  */
-static struct vcpu *track_host(struct merge *m, struct tep_record *r,
+static struct vcpu *track_host(struct merge *m, struct stream *s,
 			       struct host_ev *ev, bool *was_running)
 {
 	struct vm *vm;
 	struct vcpu *v;
 
-	switch (host_event_decode(&m->he, r, ev)) {
+	switch (host_event_decode(&m->he, s->handle, s->rec, ev)) {
 	case HOST_ENTRY:
 	case HOST_EXIT:
 	case HOST_NESTED:
@@ -215,12 +215,12 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 
 	if (s->key < m->last_key)
 		m->stats->out_of_order++;
-	damage = record_damage(s->tep, e.event, s->rec);
+	damage = record_damage(s->handle, e.event, s->rec);
 	if (damage != DAMAGE_NONE) {
 		if (!m->stats->damaged++)
 			fprintf(stderr, "%s: CPU %d: the record at TSC %llu %s: the file is damaged there\n",
 				s->path, s->cpu, (unsigned long long)s->rec->ts,
-				damage == DAMAGE_SHORT ? "does not fit its event format" :
+				damage == DAMAGE_SHORT ? "runs past its page or its event format" :
 				"would make its print format divide by zero");
 		e.damaged = true;
 	}
@@ -239,7 +239,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		e.ambiguous = s->conv.ambiguous;
 		count_guest(m, s, &e);
 	} else {
-		e.vcpu = track_host(m, s->rec, &ev, &e.was_running);
+		e.vcpu = track_host(m, s, &ev, &e.was_running);
 		e.host = &ev;
 		m->stats->host_events++;
 	}

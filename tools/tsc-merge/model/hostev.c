@@ -95,10 +95,10 @@ static uint64_t read_field(struct tep_format_field *f, struct tep_record *r)
  * @r is an event of @event's type that holds the fields its format says: a
  * damaged record is read as no event here (the merge reports it).
  */
-static bool is_event(const struct host_events *he, struct tep_event *event, int type,
+static bool is_event(struct tracecmd_input *h, struct tep_event *event, int type,
 		     struct tep_record *r)
 {
-	return event && type == event->id && record_fits_format(he->tep, event, r);
+	return event && type == event->id && record_fits_format(h, event, r);
 }
 
 /*
@@ -122,7 +122,7 @@ static bool read_snapshot_line(const struct host_events *he, struct tep_record *
 	return true;
 }
 
-enum host_kind host_event_decode(const struct host_events *he,
+enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev)
 {
 	int type = tep_data_type(he->tep, r);
@@ -132,33 +132,33 @@ enum host_kind host_event_decode(const struct host_events *he,
 	ev->text[0] = '\0';
 	ev->ts = r->ts;
 	ev->pid = tep_data_pid(he->tep, r);
-	if (is_event(he, he->entry, type, r)) {
+	if (is_event(h, he->entry, type, r)) {
 		ev->vcpu_id = read_field(he->ent_vcpu, r);
 		ev->kind = HOST_ENTRY;
-	} else if (is_event(he, he->exit, type, r)) {
+	} else if (is_event(h, he->exit, type, r)) {
 		ev->vcpu_id = read_field(he->exit_vcpu, r);
 		ev->kind = HOST_EXIT;
-	} else if (is_event(he, he->offset, type, r)) {
+	} else if (is_event(h, he->offset, type, r)) {
 		ev->vcpu_id = read_field(he->off_vcpu, r);
 		ev->prev = read_field(he->off_prev, r);
 		ev->next = read_field(he->off_next, r);
 		ev->kind = HOST_OFFSET;
-	} else if (is_event(he, he->mult, type, r)) {
+	} else if (is_event(h, he->mult, type, r)) {
 		ev->vcpu_id = read_field(he->mul_vcpu, r);
 		ev->prev = read_field(he->mul_prev, r);
 		ev->next = read_field(he->mul_next, r);
 		ev->frac = read_field(he->mul_frac, r);
 		ev->kind = HOST_MULT;
-	} else if (is_event(he, he->nested, type, r)) {
+	} else if (is_event(h, he->nested, type, r)) {
 		ev->vcpu_id = read_field(he->nes_vcpu, r);
 		ev->guest_mode = read_field(he->nes_mode, r);
 		ev->prev = read_field(he->nes_prev, r);
 		ev->next = read_field(he->nes_next, r);
 		ev->mult = read_field(he->nes_mult, r);
 		ev->kind = HOST_NESTED;
-	} else if (is_event(he, he->print, type, r) && read_snapshot_line(he, r, ev)) {
+	} else if (is_event(h, he->print, type, r) && read_snapshot_line(he, r, ev)) {
 		ev->kind = HOST_SNAPSHOT;
-	} else if (is_event(he, he->newtask, type, r)) {
+	} else if (is_event(h, he->newtask, type, r)) {
 		ev->child = read_field(he->nt_pid, r);
 		ev->thread = read_field(he->nt_flags, r) & CLONE_THREAD_FLAG;
 		ev->kind = HOST_NEWTASK;

@@ -183,7 +183,7 @@ struct host_ev {
 
 int host_events_init(struct host_events *he, struct trace_file *host);
 void host_events_warn_missing(const struct host_events *he, const char *path);
-enum host_kind host_event_decode(const struct host_events *he,
+enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev);
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev);

@@ -324,7 +324,7 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 		sc->last_ts = r->ts;
 	if (r->ts < sc->host->first_ts)
 		sc->host->first_ts = r->ts;
-	switch (host_event_decode(&sc->he, r, &ev)) {
+	switch (host_event_decode(&sc->he, handle, r, &ev)) {
 	case HOST_OTHER:
 		return 0;
 	case HOST_NEWTASK:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tracedat/tdfile.h"
+#include "tracecmd-private.h"
 
 #define DIVISION_SLOTS 256
 
@@ -31,18 +32,16 @@ static struct division_slot division_cache[DIVISION_SLOTS];
  * header in the page: 4 bytes, or 8 when the word before the data holds
  * the length (kbuffer's type_len 0: the data's size plus those 4 bytes).
  */
-static bool record_inside_page(struct tep_handle *tep, struct tep_record *r)
+static bool record_inside_page(struct tracecmd_input *h, struct tep_record *r)
 {
-	unsigned int page_size = tep_get_page_size(tep);
+	unsigned int page_size = tracecmd_page_size(h);
 	unsigned long long in_page, header = 4;
 	uint32_t word;
 
-	if (!page_size)
-		return true;
 	in_page = r->offset % page_size;
 	if (in_page + 8 <= page_size) {
 		memcpy(&word, (char *)r->data - 4, 4);
-		if (tep_read_number(tep, &word, 4) == (unsigned int)r->size + 4)
+		if (tep_read_number(tracecmd_get_tep(h), &word, 4) == (unsigned int)r->size + 4)
 			header = 8;
 	}
 	return in_page + header + (unsigned int)r->size <= page_size;
@@ -54,12 +53,13 @@ static bool record_inside_page(struct tep_handle *tep, struct tep_record *r)
  * low 16 bits, length in the high 16, from the record or, __rel_loc, from
  * the field's end)? Nothing may read a field of a record that does not.
  */
-bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
+bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
+	struct tep_handle *tep = tracecmd_get_tep(h);
 	struct tep_format_field *f;
 	unsigned long long loc, start;
 
-	if (!record_inside_page(tep, r))
+	if (!record_inside_page(h, r))
 		return false;
 	for (f = ev->format.fields; f; f = f->next) {
 		if ((unsigned int)f->offset + (unsigned int)f->size > (unsigned int)r->size)
@@ -157,12 +157,12 @@ static bool divides_by_zero(struct tep_print_arg *a, void *data)
 	return any_child(a, divides_by_zero, data);
 }
 
-enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r)
+enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
-	struct record_ref ref = { tep, ev, r };
+	struct record_ref ref = { tracecmd_get_tep(h), ev, r };
 	struct tep_print_arg *a;
 
-	if (!ev || !record_fits_format(tep, ev, r))
+	if (!ev || !record_fits_format(h, ev, r))
 		return DAMAGE_SHORT;
 	if (!format_divides(ev))
 		return DAMAGE_NONE;

@@ -95,8 +95,8 @@ enum damage {
 	DAMAGE_DIVISION,		/* its print format would divide by zero */
 };
 
-bool record_fits_format(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
-enum damage record_damage(struct tep_handle *tep, struct tep_event *ev, struct tep_record *r);
+bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
+enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
 bool record_repeats(uint64_t *next, const struct tep_record *r, const char *path, int cpu);
 
 /* tdfile.c: a trace.dat's file-level structure; tdcheck.c: its sizes */
