@@ -3,11 +3,10 @@
  * probe.c: kvm_tsc_probe's entry points: attach probes to KVM's TSC
  * tracepoints and hand each event to the state tracker.
  *
- * The tracepoints are found by name, in vmlinux when KVM is built in and
- * through the tracepoint module notifier when kvm.ko comes and goes, so the
- * module neither pins kvm.ko nor needs it loaded first. Including KVM's own
- * trace.h makes the compiler check each probe against the tracepoint's
- * prototype.
+ * tp_attach.c finds the tracepoints by name, in vmlinux when KVM is built in
+ * and as kvm.ko comes and goes, so the module neither pins kvm.ko nor needs
+ * it loaded first. Including KVM's own trace.h lets TP_PROBE() check each
+ * probe against the tracepoint's prototype.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +21,7 @@
 #include <../arch/x86/kvm/trace.h>
 
 #include "kvm_tsc_probe.h"
+#include "tp_attach.h"
 
 static unsigned int max_vcpus = 256;
 module_param(max_vcpus, uint, 0444);
@@ -58,136 +58,43 @@ static void probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 }
 #endif
 
-struct ktt_probe {
-	const char *name;
-	void *fn;
-	bool wanted;
-	struct tracepoint *tp;	/* attached to, or NULL */
-	const char *owner;	/* "vmlinux" or the module's name */
-};
-
-static struct ktt_probe probes[] = {
-	{ .name = "kvm_write_tsc_offset", .fn = probe_offset },
+static struct tp_probe probes[] = {
+	TP_PROBE(kvm_write_tsc_offset, probe_offset),
 #ifdef KTT_HAVE_TSC_MULTIPLIER
-	{ .name = "kvm_write_tsc_multiplier", .fn = probe_multiplier },
+	TP_PROBE(kvm_write_tsc_multiplier, probe_multiplier),
 #endif
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	{ .name = "kvm_nested_tsc_offset", .fn = probe_nested },
+	TP_PROBE(kvm_nested_tsc_offset, probe_nested),
 #endif
 };
 
-/* Serializes attaching and detaching, from init, exit and the notifier. */
-static DEFINE_MUTEX(probes_lock);
-
-/* Compile-time only: a probe that does not match its tracepoint fails here. */
-static void __maybe_unused check_probe_prototypes(void)
-{
-	check_trace_callback_type_kvm_write_tsc_offset(probe_offset);
-#ifdef KTT_HAVE_TSC_MULTIPLIER
-	check_trace_callback_type_kvm_write_tsc_multiplier(probe_multiplier);
-#endif
-#ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	check_trace_callback_type_kvm_nested_tsc_offset(probe_nested);
-#endif
-}
-
-static void attach(struct tracepoint *tp, const char *owner)
-{
-	struct ktt_probe *p;
-	int ret;
-
-	for (p = probes; p < probes + ARRAY_SIZE(probes); p++) {
-		if (!p->wanted || p->tp || strcmp(tp->name, p->name))
-			continue;
-		ret = tracepoint_probe_register(tp, p->fn, NULL);
-		if (ret) {
-			pr_err("no probe on kvm:%s in %s: error %d\n", p->name, owner, ret);
-			continue;
-		}
-		p->tp = tp;
-		p->owner = owner;
-		pr_info("attached to kvm:%s in %s\n", p->name, owner);
-	}
-}
-
-static void detach(struct tracepoint *tp)
-{
-	struct ktt_probe *p;
-
-	for (p = probes; p < probes + ARRAY_SIZE(probes); p++) {
-		if (p->tp != tp)
-			continue;
-		tracepoint_probe_unregister(tp, p->fn, NULL);
-		pr_info("detached from kvm:%s in %s\n", p->name, p->owner);
-		p->tp = NULL;
-		p->owner = NULL;
-	}
-}
-
-static void attach_builtin(struct tracepoint *tp, void *priv)
-{
-	attach(tp, "vmlinux");
-}
-
-static int on_tracepoint_module(struct notifier_block *nb, unsigned long state, void *data)
-{
-	struct tp_module *tp_mod = data;
-	struct module *mod = tp_mod->mod;
-	unsigned int i;
-
-	mutex_lock(&probes_lock);
-	for (i = 0; i < mod->num_tracepoints; i++) {
-		struct tracepoint *tp = tracepoint_ptr_deref(&mod->tracepoints_ptrs[i]);
-
-		if (state == MODULE_STATE_COMING)
-			attach(tp, mod->name);
-		else if (state == MODULE_STATE_GOING)
-			detach(tp);
-	}
-	mutex_unlock(&probes_lock);
-	return NOTIFY_OK;
-}
-
-static struct notifier_block tracepoint_nb = {
-	.notifier_call = on_tracepoint_module,
-};
+static DEFINE_TP_PROBES(kvm_probes, "kvm", probes, true);
 
 static void select_probes(void)
 {
-	struct ktt_probe *p;
+	struct tp_probe *p;
 
 	for (p = probes; p < probes + ARRAY_SIZE(probes); p++) {
-		p->wanted = !!strstr(events, p->name);
+		p->unwanted = !strstr(events, p->name);
 		/* The multiplier's write from 0 is how VMs of a process are told apart. */
-		if (!p->wanted && !strcmp(p->name, "kvm_write_tsc_multiplier")) {
+		if (p->unwanted && !strcmp(p->name, "kvm_write_tsc_multiplier")) {
 			pr_info("kvm:%s attached anyway: it marks vCPU creation\n", p->name);
-			p->wanted = true;
+			p->unwanted = false;
 		}
-		if (!p->wanted)
+		if (p->unwanted)
 			pr_info("kvm:%s not wanted (events=%s)\n", p->name, events);
 	}
 }
 
-static void detach_all(void)
-{
-	struct ktt_probe *p;
-
-	mutex_lock(&probes_lock);
-	for (p = probes; p < probes + ARRAY_SIZE(probes); p++)
-		if (p->tp)
-			detach(p->tp);
-	mutex_unlock(&probes_lock);
-}
-
 void ktt_show_attached(struct seq_file *m)
 {
-	struct ktt_probe *p;
+	struct tp_probe *p;
 
-	mutex_lock(&probes_lock);
+	mutex_lock(&kvm_probes.lock);
 	for (p = probes; p < probes + ARRAY_SIZE(probes); p++)
 		seq_printf(m, "%s %s\n", p->name,
-			   p->tp ? p->owner : p->wanted ? "waiting" : "not wanted");
-	mutex_unlock(&probes_lock);
+			   p->tp ? p->owner : p->unwanted ? "not wanted" : "waiting");
+	mutex_unlock(&kvm_probes.lock);
 }
 
 static int __init ktt_init(void)
@@ -206,18 +113,12 @@ static int __init ktt_init(void)
 	if (ret)
 		goto out_state;
 	select_probes();
-	mutex_lock(&probes_lock);
-	for_each_kernel_tracepoint(attach_builtin, NULL);
-	mutex_unlock(&probes_lock);
-	/* Also calls on_tracepoint_module() for every module already loaded. */
-	ret = register_tracepoint_module_notifier(&tracepoint_nb);
+	ret = tp_attach_all(&kvm_probes);
 	if (ret)
-		goto out_detach;
+		goto out_debugfs;
 	return 0;
 
-out_detach:
-	detach_all();
-	tracepoint_synchronize_unregister();
+out_debugfs:
 	ktt_debugfs_exit();
 out_state:
 	ktt_state_exit();
@@ -226,10 +127,8 @@ out_state:
 
 static void __exit ktt_exit(void)
 {
-	unregister_tracepoint_module_notifier(&tracepoint_nb);
-	detach_all();
 	/* No probe may still run on the state freed below. */
-	tracepoint_synchronize_unregister();
+	tp_detach_all(&kvm_probes);
 	ktt_debugfs_exit();
 	ktt_state_exit();
 }
