@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_kvm_tsc.c: a kselftest test module that makes KVM write TSC offsets
+ * test_kvm_tsc_main.c: a kselftest test module that makes KVM write TSC offsets
  * and multipliers from its own init and checks that each write fires
  * exactly the tracepoint event it predicts, value for value.
  *
