@@ -24,7 +24,6 @@
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/notifier.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/spinlock.h>
@@ -38,6 +37,8 @@
 
 #include <../arch/x86/kvm/kvm_cache_regs.h>
 #include <../arch/x86/kvm/trace.h>
+
+#include "tp_attach.h"
 
 #define KTK_MAX_VCPUS		8
 #define KTK_MAX_EVENTS		256
@@ -123,7 +124,6 @@ struct ktk_ctx {
 	unsigned long ram;	/* user mapping of the guest's RAM, or 0 */
 	long run_size;
 	bool has_tsc_control;
-	bool notifier_registered;
 	bool attached[KTK_NR_KINDS];
 	u8 frac_bits;
 	unsigned int test_nr;
@@ -184,32 +184,14 @@ static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 }
 #endif
 
-/* Compile-time only: a probe that does not match its tracepoint fails here. */
-static void __maybe_unused ktk_check_probe_prototypes(void)
-{
-	check_trace_callback_type_kvm_write_tsc_offset(ktk_probe_offset);
-#ifdef KTT_HAVE_TSC_MULTIPLIER
-	check_trace_callback_type_kvm_write_tsc_multiplier(ktk_probe_multiplier);
-#endif
-#ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	check_trace_callback_type_kvm_nested_tsc_offset(ktk_probe_nested);
-#endif
-}
-
-struct ktk_probe {
-	const char *name;
-	void *fn;
-	struct tracepoint *tp;	/* attached to, or NULL */
-};
-
 /* A kind this kernel's trace.h lacks keeps a NULL name: nothing to attach. */
-static struct ktk_probe ktk_probes[KTK_NR_KINDS] = {
-	[KTK_OFFSET] = { .name = "kvm_write_tsc_offset", .fn = ktk_probe_offset },
+static struct tp_probe ktk_probes[KTK_NR_KINDS] = {
+	[KTK_OFFSET] = TP_PROBE(kvm_write_tsc_offset, ktk_probe_offset),
 #ifdef KTT_HAVE_TSC_MULTIPLIER
-	[KTK_MULTIPLIER] = { .name = "kvm_write_tsc_multiplier", .fn = ktk_probe_multiplier },
+	[KTK_MULTIPLIER] = TP_PROBE(kvm_write_tsc_multiplier, ktk_probe_multiplier),
 #endif
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	[KTK_NESTED] = { .name = "kvm_nested_tsc_offset", .fn = ktk_probe_nested },
+	[KTK_NESTED] = TP_PROBE(kvm_nested_tsc_offset, ktk_probe_nested),
 #endif
 };
 
@@ -217,96 +199,23 @@ static const char * const ktk_kind_names[KTK_NR_KINDS] = {
 	"kvm_write_tsc_offset", "kvm_write_tsc_multiplier", "kvm_nested_tsc_offset",
 };
 
-/* Serializes the probe table between init and the module notifier. */
-static DEFINE_MUTEX(ktk_probes_lock);
-
-static void ktk_attach(struct tracepoint *tp, void *priv)
-{
-	struct ktk_probe *p;
-
-	for (p = ktk_probes; p < ktk_probes + KTK_NR_KINDS; p++) {
-		if (!p->name || p->tp || strcmp(tp->name, p->name))
-			continue;
-		if (tracepoint_probe_register(tp, p->fn, NULL))
-			continue;
-		p->tp = tp;
-	}
-}
-
-static void ktk_detach(struct tracepoint *tp)
-{
-	struct ktk_probe *p;
-
-	for (p = ktk_probes; p < ktk_probes + KTK_NR_KINDS; p++) {
-		if (p->tp != tp)
-			continue;
-		tracepoint_probe_unregister(tp, p->fn, NULL);
-		p->tp = NULL;
-	}
-}
-
-/*
- * kvm.ko's tracepoints, when KVM is a module. Registering the notifier
- * calls this for every module loaded, unregistering it again with
- * MODULE_STATE_GOING, which detaches them.
- */
-static int ktk_on_tracepoint_module(struct notifier_block *nb, unsigned long state, void *data)
-{
-	struct tp_module *tp_mod = data;
-	struct module *mod = tp_mod->mod;
-	unsigned int i;
-
-	mutex_lock(&ktk_probes_lock);
-	for (i = 0; i < mod->num_tracepoints; i++) {
-		struct tracepoint *tp = tracepoint_ptr_deref(&mod->tracepoints_ptrs[i]);
-
-		if (state == MODULE_STATE_COMING)
-			ktk_attach(tp, NULL);
-		else if (state == MODULE_STATE_GOING)
-			ktk_detach(tp);
-	}
-	mutex_unlock(&ktk_probes_lock);
-	return NOTIFY_OK;
-}
-
-static struct notifier_block ktk_tracepoint_nb = {
-	.notifier_call = ktk_on_tracepoint_module,
-};
+/* Quiet: the kernel log is this module's KTAP output. */
+static DEFINE_TP_PROBES(ktk_tp_probes, "kvm", ktk_probes, false);
 
 static int ktk_attach_probes(struct ktk_ctx *t)
 {
 	int kind, ret;
 
 	WRITE_ONCE(ktk_log.tgid, current->tgid);
-	mutex_lock(&ktk_probes_lock);
-	for_each_kernel_tracepoint(ktk_attach, NULL);
-	mutex_unlock(&ktk_probes_lock);
-	ret = register_tracepoint_module_notifier(&ktk_tracepoint_nb);
+	ret = tp_attach_all(&ktk_tp_probes);
 	if (ret)
 		return ret;
-	t->notifier_registered = true;
 	/* The open /dev/kvm pins kvm.ko: what is attached now stays. */
-	mutex_lock(&ktk_probes_lock);
+	mutex_lock(&ktk_tp_probes.lock);
 	for (kind = 0; kind < KTK_NR_KINDS; kind++)
 		t->attached[kind] = ktk_probes[kind].tp;
-	mutex_unlock(&ktk_probes_lock);
+	mutex_unlock(&ktk_tp_probes.lock);
 	return 0;
-}
-
-static void ktk_detach_probes(struct ktk_ctx *t)
-{
-	struct ktk_probe *p;
-
-	if (t->notifier_registered)
-		unregister_tracepoint_module_notifier(&ktk_tracepoint_nb);
-	t->notifier_registered = false;
-	mutex_lock(&ktk_probes_lock);
-	for (p = ktk_probes; p < ktk_probes + KTK_NR_KINDS; p++)
-		if (p->tp)
-			ktk_detach(p->tp);
-	mutex_unlock(&ktk_probes_lock);
-	/* No probe may still run on ktk_log once this module is gone. */
-	tracepoint_synchronize_unregister();
 }
 
 static void ktk_print_event(const char *label, const struct ktk_event *e)
@@ -848,7 +757,8 @@ static void ktk_tear_down(struct ktk_ctx *t)
 {
 	u32 id;
 
-	ktk_detach_probes(t);
+	/* No probe may still run on ktk_log once this module is gone. */
+	tp_detach_all(&ktk_tp_probes);
 	for (id = 0; id < KTK_MAX_VCPUS; id++) {
 		ktk_unmap(&t->vcpus[id].run, t->run_size);
 		if (t->vcpus[id].file)
