@@ -2,7 +2,8 @@
 /*
  * kvm_tsc_probe.h: what the parts of the module share: the event handlers
  * that keep per-vCPU TSC state and check its invariants, and the views of
- * that state for debugfs.
+ * that state for debugfs. Its names start with ktt_, for kvm-tsc-trace
+ * (the prefixes are explained in Kbuild).
  */
 #ifndef KVM_TSC_PROBE_H
 #define KVM_TSC_PROBE_H

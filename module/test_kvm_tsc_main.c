@@ -12,6 +12,9 @@
  * shared mapping of the vCPU file. The results are KTAP lines in the kernel
  * log, every event the probes saw among them ("# event: " and the event as
  * tracefs prints it), and the load fails unless every check passed.
+ *
+ * Its names start with ktk_, for kvm-tsc-trace's kernel test, apart from
+ * kvm_tsc_probe's ktt_ (see Kbuild).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
