@@ -30,10 +30,10 @@ struct tp_probe {
 };
 
 /*
- * @fn on tracepoint @tpname. The tracepoint's name is not a constant of its
- * own, so a wrong prototype cannot follow the probe: the zero added to the
- * name is a build error unless @fn is what check_trace_callback_type_@tpname()
- * takes, as the trace header declares it.
+ * @probe on tracepoint @tpname, named once for both the string attach()
+ * looks for and the prototype check, so the two cannot drift apart: the
+ * zero added to the name is a build error unless @probe is what
+ * check_trace_callback_type_@tpname() takes, as the trace header declares.
  */
 #define TP_PROBE(tpname, probe)							\
 	{									\
