@@ -12,26 +12,28 @@
 
 set -u
 
-readonly FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
-readonly BIN_DIR=$(cd "${1:?usage: replay-queue.sh BUILD_DIR [ROLE...]}" && pwd)
+FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
+BIN_DIR=$(cd "${1:?usage: replay-queue.sh BUILD_DIR [ROLE...]}" && pwd)
+readonly FUZZ_SRC BIN_DIR
 shift
 readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
 readonly FILES=$BIN_DIR/fuzz/seeds/files
 readonly TIME_LIMIT=10
 ROLES=${*:-host guest args}
 
-# shellcheck source=roles.sh
+# shellcheck source-path=SCRIPTDIR source=roles.sh
 . "$FUZZ_SRC/roles.sh"
 
 # replay_role ROLE: every saved input of ROLE; prints one summary line.
 replay_role()
 {
-	local role=$1 dir=$BIN_DIR/fuzz/out-$1/default f status n=0 bad=0 ARGV
+	local role=$1 out=$BIN_DIR/fuzz/out-$1 f status n=0 bad=0 ARGV
 	local -A statuses=()
 
 	# The argument role writes what its inputs name: from its own directory.
 	cd "$BIN_DIR/fuzz/cwd-$role" 2>/dev/null || cd "$BIN_DIR/fuzz" || return 1
-	for f in "$dir"/queue/id* "$dir"/crashes/id* "$dir"/hangs/id*; do
+	# Every instance of the role: run-fuzz.sh's, and any secondary (-S).
+	for f in "$out"/*/queue/id* "$out"/*/crashes/id* "$out"/*/hangs/id*; do
 		[ -f "$f" ] || continue
 		role_argv "$FILES" "$role" "$f"
 		LSAN_OPTIONS=suppressions=$FUZZ_SRC/lsan.supp \

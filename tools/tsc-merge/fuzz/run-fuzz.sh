@@ -19,8 +19,9 @@
 
 set -u
 
-readonly FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
-readonly BIN_DIR=$(cd "${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}" && pwd)
+FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
+BIN_DIR=$(cd "${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}" && pwd)
+readonly FUZZ_SRC BIN_DIR
 readonly SECONDS_EACH=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}
 shift 2
 readonly FUZZ_DIR=$BIN_DIR/fuzz
@@ -101,7 +102,8 @@ seed_dir()
 
 fuzz_role()
 {
-	local role=$1 out=$FUZZ_DIR/out-$role
+	local role=$1
+	local out=$FUZZ_DIR/out-$role
 
 	# The argument role writes whatever paths its inputs name: from here.
 	mkdir -p "$FUZZ_DIR/cwd-$role"
@@ -115,7 +117,7 @@ fuzz_role()
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		afl-fuzz -V "$SECONDS_EACH" ${FUZZ_EXECS:+-E "$FUZZ_EXECS"} -m none -t 2000 \
 			-i "$(seed_dir "$role")" -o "$out" \
-			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" $(other_file "$role") \
+			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" "$(other_file "$role")" \
 			>"$FUZZ_DIR/afl-$role.log" 2>&1
 }
 

@@ -15,8 +15,9 @@
 
 set -u
 
-readonly TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
-readonly TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+readonly TESTS_DIR TOP_DIR
 readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
 readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
 readonly REGRESSIONS=$TESTS_DIR/../fuzz/regressions
@@ -32,6 +33,7 @@ if [ ! -f "$KTAP_HELPERS" ]; then
 	echo "replay-fuzz.sh: error: $KTAP_HELPERS missing: set KSRC to a kernel tree" >&2
 	exit 1
 fi
+# shellcheck source=/dev/null # the kernel tree's, found at run time
 . "$KTAP_HELPERS"
 
 WORK=
@@ -41,7 +43,7 @@ cleanup()
 	return 0
 }
 
-# shellcheck source=../fuzz/roles.sh
+# shellcheck source-path=SCRIPTDIR source=../fuzz/roles.sh
 . "$TESTS_DIR/../fuzz/roles.sh"
 
 # replay ROLE FILE: one result.
@@ -69,8 +71,11 @@ replay()
 		ok=
 	fi
 	[ -n "$ok" ] || { echo "# $name: exit status $status (124: over ${TIME_LIMIT}s)"; sed 's/^/#   /' "$WORK/stderr" | head -15; }
-	[ -n "$ok" ] && ktap_test_pass "$name: exit $status, the file named, no sanitizer report" ||
+	if [ -n "$ok" ]; then
+		ktap_test_pass "$name: exit $status, the file named, no sanitizer report"
+	else
 		ktap_test_fail "$name: exit $status"
+	fi
 }
 
 main()
