@@ -55,9 +55,9 @@ static int64_t uncompress_bytes(const struct td_file *f, const void *in, uint32_
 
 /*
  * The block at @off, with @avail bytes of the file for it, decompressed
- * into @room(claimed, compressed) bytes: *@len gets what it decompressed
- * to, *@used its bytes in the file. NULL, the damage named, when it does
- * not decompress.
+ * into exactly the size it claims (@exact) or into the larger of its two
+ * sizes: *@len gets what it decompressed to, *@used its bytes in the
+ * file. NULL, the damage named, when it does not decompress.
  */
 static unsigned char *uncompress_block(const struct td_file *f, uint64_t off, uint64_t avail,
 				       bool exact, uint64_t *len, uint64_t *used)
