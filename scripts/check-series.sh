@@ -10,6 +10,7 @@
 
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 readonly WORKTREE=$BUILD_DIR/series-check

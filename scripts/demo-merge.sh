@@ -9,6 +9,7 @@
 
 set -eu
 
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 export VMTEST_DIR=$BUILD_DIR/demo

@@ -3,6 +3,7 @@
 
 set -eu
 
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev cpio

@@ -9,6 +9,7 @@
 
 set -eu
 
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 # A silently dropped option (unmet dependency, typo) is an error naming it.

@@ -10,6 +10,7 @@
 
 set -eu -o pipefail
 
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 readonly SOURCE_PKG=linux-source-6.12

@@ -27,6 +27,7 @@
 
 set -eu
 
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 readonly VMM=${VMTEST_VMM:-qemu}

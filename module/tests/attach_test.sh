@@ -12,7 +12,7 @@
 set -u
 
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=probe_lib.sh
+# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$TEST_DIR/probe_lib.sh"
 
 readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"

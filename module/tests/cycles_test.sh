@@ -18,7 +18,7 @@
 set -u
 
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=probe_lib.sh
+# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$TEST_DIR/probe_lib.sh"
 
 readonly CYCLES=${CHURN_CYCLES:-100}

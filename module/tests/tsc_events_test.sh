@@ -15,9 +15,9 @@
 set -u
 
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=probe_lib.sh
+# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$TEST_DIR/probe_lib.sh"
-# shellcheck source=test_module_lib.sh
+# shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$TEST_DIR/test_module_lib.sh"
 
 readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"

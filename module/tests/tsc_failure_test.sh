@@ -12,9 +12,9 @@
 set -u
 
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=probe_lib.sh
+# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$TEST_DIR/probe_lib.sh"
-# shellcheck source=test_module_lib.sh
+# shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$TEST_DIR/test_module_lib.sh"
 
 VENDOR=

@@ -7,6 +7,7 @@
 
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=../common.sh
 . "$(dirname "$0")/../common.sh"
 
 readonly WORK=$BUILD_DIR/kernel-tree-test

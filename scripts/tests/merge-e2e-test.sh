@@ -52,6 +52,7 @@
 
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=../common.sh
 . "$(dirname "$0")/../common.sh"
 
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge

@@ -3,6 +3,7 @@
 
 set -u
 
+# shellcheck source-path=SCRIPTDIR source=../common.sh
 . "$(dirname "$0")/../common.sh"
 
 readonly SCRIPT=$TOP_DIR/scripts/vmtest.sh

@@ -19,6 +19,7 @@
 
 set -euo pipefail
 
+# shellcheck source-path=SCRIPTDIR source=../../../scripts/common.sh
 . "$(dirname "$0")/../../../scripts/common.sh"
 
 readonly EVENTS=${EVENTS:-5000000}

@@ -12,8 +12,10 @@
 
 set -u
 
-readonly TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
-readonly TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
+readonly TESTS_DIR
+TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
+readonly TOP_DIR
 readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
 readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
@@ -26,6 +28,7 @@ if [ ! -f "$KTAP_HELPERS" ]; then
 	echo "run-tests.sh: error: $KTAP_HELPERS missing: set KSRC to a kernel tree" >&2
 	exit 1
 fi
+# shellcheck source=/dev/null # the kernel tree's, found at run time
 . "$KTAP_HELPERS"
 
 # The tests are inline blocks ending in a status: report it.
