@@ -403,7 +403,7 @@ test_outputs_kept()
 	"$MERGE" -q -k 1000 -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$out/sync" \
 		-o "$out/link" -j "$out/json" -p "$out/pftrace" -s "$out/summary" 2>/dev/null
 	[ $? = 1 ] && [ "$(snapshot "$out"/*)" = "$before" ] &&
-		[ -z "$(ls -A "$out/sync")" ] && [ -z "$(ls -A "$out" | grep '^\.')" ]
+		[ -z "$(ls -A "$out/sync")" ] && [ -z "$(find "$out" -mindepth 1 -maxdepth 1 -name '.*')" ]
 	tap_result $? "a run that fails after merging leaves -o (a symlink), -j, -p and -s as they were, no temporary file"
 	"$MERGE" -q -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o "$out/link" &&
 		[ -L "$out/link" ] && grep -q "before" "$out/timeline" &&
@@ -490,7 +490,7 @@ expect_lines()
 
 	shift
 	for line in "$@"; do
-		grep -qxF -- "$(printf "$line")" "$file" && continue
+		grep -qxF -- "$(printf '%b' "$line")" "$file" && continue
 		echo "# expected the line '$line' in $file:"
 		head -20 "$file" | sed 's/^/#   /'
 		return 1
@@ -544,14 +544,16 @@ test_sync_out()
 			-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l2"
 	times="$(report_guest_times "$WORK/sync" step-host step-guest)/$(report_guest_times "$WORK/sync" intel-host intel-guest)"
 	times="$times/$(report_guest_times "$WORK/sync-l2" l2-host l2-l1guest)/$(report_guest_times "$WORK/sync-l2" l2-host l2-l2guest)"
-	[ "$STATUS" = 0 ] && [ "$times" = "250 450 /4000000000000000 4000000000000001 /150 550 /350 " ] ||
-		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '250 450 /4000000000000000 4000000000000001 /150 550 /350 '; $ERR"; false; }
+	if [ "$STATUS" != 0 ] || [ "$times" != "250 450 /4000000000000000 4000000000000001 /150 550 /350 " ]; then
+		echo "# guest times in trace-cmd report of the copies: '$times', expected '250 450 /4000000000000000 4000000000000001 /150 550 /350 '; $ERR"
+		false
+	fi
 	tap_result $? "--sync-out: trace-cmd report puts stepped, scaled and nested guest events at their exact host times"
 	merge sync-again -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK/sync"
 	expect_error "step-host.dat: exists; --force replaces it" &&
 		merge sync-self -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$WORK" -f &&
 		expect_refused "--sync-out names $WORK/step-host.dat, which is the host trace (-H): refused, nothing written" &&
-		[ "$(ls -A "$WORK/sync" | wc -l)" = 4 ]
+		[ "$(find "$WORK/sync" -mindepth 1 -maxdepth 1 | wc -l)" = 4 ]
 	tap_result $? "--sync-out refuses an existing output and its own input by name; writes nothing"
 	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's
 	# agent writes them: merged again, the guest is tied by its trace id
@@ -588,6 +590,7 @@ test_sync_out()
 # put_u32 FILE OFFSET VALUE: overwrite 4 bytes, little-endian.
 put_u32()
 {
+	# shellcheck disable=SC2059 # the format is the four bytes, as octal escapes
 	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($3 & 255)) $(($3 >> 8 & 255)) \
 		$(($3 >> 16 & 255)) $(($3 >> 24 & 255)))" |
 		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
@@ -625,6 +628,7 @@ test_bad_guest_option()
 # thread and its offset. Thread 1001 ran before the snapshot came.
 test_snapshot()
 {
+	# shellcheck disable=SC2028 # the \n in buf is mktrace's to read, kept as written
 	{ echo "comm 1001 vcpu0"; echo "comm 1002 vcpu1"; echo "comm 1000 qemu"
 	  run 1001 0 100 200
 	  echo "0 210 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot tsc_khz=2000000\n\""
@@ -650,6 +654,7 @@ test_snapshot()
 	expect 0 "350 g:1 print: 0x0: b" &&
 		grep -q "warning: vCPU 1 of VM @1000: the snapshot says offset 0x2bc, the event at host TSC 410 says 0x320; the event's value is used" <<<"$ERR"
 	tap_result $? "a snapshot and a later event disagree: a warning names both values, the event wins"
+	# shellcheck disable=SC2028 # the \n in buf is mktrace's to read, kept as written
 	echo "0 5 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot vm=1-2 pid=x vcpu=0 tid=3 tsc_offset=1\n\"" | mktrace snapjunk-host
 	merge snapjunk -H "$WORK/snapjunk-host.dat" -g "$WORK/step-guest.dat"
 	expect_error "snapjunk-host.dat: the snapshot line at host TSC 5 does not parse: 'kvm-tsc-snapshot vm=1-2 pid=x"
@@ -665,8 +670,10 @@ main()
 		ktap_skip_all "$MERGE or $MKTRACE not built: run 'make tools'"
 		exit "$KSFT_SKIP"
 	fi
-	command -v jq >/dev/null && command -v protoc >/dev/null ||
-		{ ktap_skip_all "jq or protoc missing: run scripts/deps.sh"; exit "$KSFT_SKIP"; }
+	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
+		ktap_skip_all "jq or protoc missing: run scripts/deps.sh"
+		exit "$KSFT_SKIP"
+	fi
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
 	ktap_set_plan 50
