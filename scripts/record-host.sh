@@ -70,11 +70,11 @@
 
 set -eu
 
-readonly INSTANCE=${RECORD_INSTANCE:-kvm-tsc-record}
-readonly STATE=${RECORD_STATE:-/tmp/kvm-tsc-record}
-readonly TIMEOUT=${RECORD_TIMEOUT:-60}
-readonly BUFFER_KB=${RECORD_BUFFER_KB:-}
-readonly COMPRESSION=${RECORD_COMPRESSION:-none}
+readonly INSTANCE="${RECORD_INSTANCE:-kvm-tsc-record}"
+readonly STATE="${RECORD_STATE:-/tmp/kvm-tsc-record}"
+readonly TIMEOUT="${RECORD_TIMEOUT:-60}"
+readonly BUFFER_KB="${RECORD_BUFFER_KB:-}"
+readonly COMPRESSION="${RECORD_COMPRESSION:-none}"
 readonly TSC_KHZ="${RECORD_TSC_KHZ:-}"
 readonly REQUIRED_EVENTS="kvm:kvm_write_tsc_offset kvm:kvm_entry kvm:kvm_exit sched:sched_switch task:task_newtask"
 readonly OPTIONAL_EVENTS="kvm:kvm_write_tsc_multiplier kvm:kvm_nested_tsc_offset"
@@ -136,7 +136,7 @@ recorder_pid()
 
 remove_instance()
 {
-	local dir=$TRACEFS/instances/$INSTANCE
+	local dir="$TRACEFS/instances/$INSTANCE"
 
 	[ -d "$dir" ] || return 0
 	rmdir "$dir" 2>/dev/null || { sleep 1; rmdir "$dir"; } ||
@@ -148,7 +148,7 @@ remove_instance()
 # tracing_on=1 with the clock and the events set means recording runs.
 recording_started()
 {
-	local dir=$TRACEFS/instances/$INSTANCE
+	local dir="$TRACEFS/instances/$INSTANCE"
 
 	[ "$(cat "$dir/tracing_on" 2>/dev/null)" = 1 ] &&
 		grep -q '\[x86-tsc\]' "$dir/trace_clock" 2>/dev/null &&
@@ -338,7 +338,7 @@ leftovers()
 
 start()
 {
-	local file=$1 events khz kvm pid found waited=0
+	local file="$1" events khz kvm pid found waited=0
 
 	command -v trace-cmd >/dev/null 2>&1 || die "trace-cmd not found (Debian package trace-cmd)"
 	find_tracefs
@@ -390,7 +390,7 @@ start()
 # The file trace-cmd wrote must be a complete trace.dat.
 check_file()
 {
-	local file=$1
+	local file="$1"
 
 	[ -s "$file" ] || die "$file was not written; trace-cmd's log: $STATE/log"
 	[ "$(dd if="$file" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||

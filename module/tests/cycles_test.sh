@@ -21,8 +21,8 @@ TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$TEST_DIR/probe_lib.sh"
 
-readonly CYCLES=${CHURN_CYCLES:-100}
-readonly VMS=${CHURN_VMS:-10000}
+readonly CYCLES="${CHURN_CYCLES:-100}"
+readonly VMS="${CHURN_VMS:-10000}"
 readonly WARMUP=10
 readonly WRITER_SECONDS=3600
 # As many VMs as the writers can make in their time: they churn until stopped.
