@@ -27,6 +27,7 @@
 # debugfs TSC offsets (and its recording runs), and in agent mode "quit"
 # once L1's trace-cmd record has the guest's trace.
 
+# shellcheck shell=dash # busybox sh, which has local
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
 readonly TRACEFS=/sys/kernel/tracing
@@ -197,6 +198,7 @@ wait_for_go()
 	local line
 
 	echo "ktt-l2-ready uptime=$(cut -d' ' -f1 /proc/uptime)" >"$OUT_TTY"
+	# shellcheck disable=SC3045 # busybox's read has -t, dash's has not
 	read -r -t "$GO_TIMEOUT" line <&3 || { fail "no 'go' from L1 on $CTL_TTY within ${GO_TIMEOUT}s"; return 1; }
 	[ "$line" = go ] || { fail "expected 'go' on $CTL_TTY, got '$line'"; return 1; }
 }
@@ -207,6 +209,7 @@ wait_for_quit()
 {
 	local line
 
+	# shellcheck disable=SC3045 # busybox's read has -t, dash's has not
 	read -r -t "$QUIT_TIMEOUT" line <&3 || { fail "no 'quit' from L1 on $CTL_TTY within ${QUIT_TIMEOUT}s"; return 1; }
 	[ "$line" = quit ] || { fail "expected 'quit' on $CTL_TTY, got '$line'"; return 1; }
 }

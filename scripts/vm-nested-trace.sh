@@ -38,6 +38,7 @@
 # "# SKIP reason" line when this VM cannot run a nested guest, 1 after a
 # line naming the mode and step that failed.
 
+# shellcheck shell=dash # busybox sh, which has local
 readonly NESTED=/nested
 readonly WORK_ROOT=/tmp/nested
 # Arguments: [L2_CPUS [L2_TSC_KHZ]] [MODE...], the numbers told by being numbers.
@@ -114,7 +115,7 @@ step()
 # wait at once, a failure it has already told.
 wait_until()
 {
-	local timeout=$1 what=$2 waited=0 rc
+	local timeout="$1" what="$2" waited=0 rc
 
 	shift 2
 	while :; do
@@ -479,12 +480,12 @@ run_mode()
 		echo "# $MODE: copy to $DEST: $(elapsed "$t_exp" "$(now)") s"
 	fi
 	echo "# $MODE: files:$FILES"
-	return $status
+	return "$status"
 }
 
 main()
 {
-	local status=0 mode modes=$MODES
+	local status=0 mode modes="$MODES"
 
 	trap cleanup EXIT
 	W=$WORK_ROOT
