@@ -117,6 +117,7 @@ compare_sparse()
 	new=$(comm -13 "$LOGS/sparse-base.log" "$LOGS/sparse-series.log")
 	[ -z "$new" ] && return 0
 	echo "# sparse warnings the series adds:"
+	# shellcheck disable=SC2001 # at the start of every line, not of the string
 	sed 's/^/#   /' <<<"$new"
 	return 1
 }
@@ -128,8 +129,9 @@ run_checks()
 	patches=$(series_patches)
 	ktap_print_header
 	ktap_set_plan $(( $(wc -w <<<"$patches") * 2 + 1 ))
-	prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log" ||
+	if ! { prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log"; }; then
 		ktap_exit_fail_msg "cannot build the base tree, see $LOGS"
+	fi
 	for patch in $patches; do
 		ktap_test_result "checkpatch --strict: $patch" check_patch_style "$patch"
 	done
@@ -144,8 +146,9 @@ run_checks()
 main()
 {
 	use_ktap
-	[ -d "$TREE_DIR/.git" ] && [ -f "$KBUILD_OUT/.config" ] ||
+	if [ ! -d "$TREE_DIR/.git" ] || [ ! -f "$KBUILD_OUT/.config" ]; then
 		die "no packaged tree or test kernel config: run 'make kernel'"
+	fi
 	rm -rf "$LOGS"
 	mkdir -p "$LOGS"
 	run_checks

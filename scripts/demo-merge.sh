@@ -32,10 +32,10 @@ show_writes()
 {
 	local n
 
-	for n in $(awk '/kvm_write_tsc_offset: / {
+	awk '/kvm_write_tsc_offset: / {
 			split($0, f, /prev=| next=/)
 			if (f[2] != f[3]) print NR
-		}' "$TIMELINE"); do
+		}' "$TIMELINE" | while read -r n; do
 		echo "..."
 		sed -n "$((n - 1)),$((n + 2))p" "$TIMELINE" | cut -c1-150
 	done

@@ -37,14 +37,16 @@ run()
 
 tally()
 {
-	local result pass=0 fail=0 skip=0
+	local result results pass=0 fail=0 skip=0
 
 	for result in "$@"; do
 		[ -f "$result" ] && continue
 		echo "not ok - $(basename "$result" .tap): not run, a build it needs failed (see above)"
 		fail=$((fail + 1))
 	done
-	set -- $(ls "$@" 2>/dev/null)
+	# The results there are, in ls's order, one a line.
+	mapfile -t results < <(ls "$@" 2>/dev/null)
+	set -- "${results[@]}"
 	if [ $# -gt 0 ]; then
 		pass=$(cat "$@" | grep '^ok ' | grep -vc '# SKIP')
 		skip=$(cat "$@" | grep '^ok ' | grep -c '# SKIP')

@@ -83,7 +83,8 @@ build_initramfs()
 	need_cmd trace-cmd trace-cmd
 	copy_with_libs trace-cmd "$VM_ROOT"
 	[ "$NESTED" = 1 ] && add_nested
-	[ "$VMM" = bochs ] && add_ktt_files $MODROOT ${VMTEST_FILES:-}
+	# shellcheck disable=SC2086 # VMTEST_FILES is a list of paths, split on blanks
+	[ "$VMM" = bochs ] && add_ktt_files "$MODROOT" ${VMTEST_FILES:-}
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
 }
@@ -296,8 +297,9 @@ main()
 	[ $# -gt 0 ] || die "usage: ${0##*/} COMMAND..."
 	check_vmm
 	need_cmd cpio cpio
-	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
+	if [ ! -x /bin/busybox ] || ! file -b /bin/busybox 2>/dev/null | grep -q static; then
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
+	fi
 	case $KBUILD_OUT in
 	"$TOP_DIR"/*) ;;
 	*) die "$KBUILD_OUT is outside $TOP_DIR, which is all the VM sees" ;;

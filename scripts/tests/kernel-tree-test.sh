@@ -33,6 +33,7 @@ expect_error()
 
 	[ "$STATUS" != 0 ] && grep -q -- "$pattern" <<<"$OUT" && return 0
 	echo "# expected a failure matching '$pattern', got status $STATUS:"
+	# shellcheck disable=SC2001 # at the start of every line, not of the string
 	sed 's/^/#   /' <<<"$OUT"
 	return 1
 }
@@ -127,6 +128,7 @@ expect_success()
 {
 	[ "$STATUS" = 0 ] && return 0
 	echo "# expected success, got status $STATUS:"
+	# shellcheck disable=SC2001 # at the start of every line, not of the string
 	sed 's/^/#   /' <<<"$OUT"
 	return 1
 }
