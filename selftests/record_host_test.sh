@@ -25,7 +25,7 @@ TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 . "$TEST_DIR/../kselftest/ktap_helpers.sh"
 
-readonly RECORD=$TEST_DIR/record-host.sh
+readonly RECORD="$TEST_DIR/record-host.sh"
 readonly WRITER="${TSC_WRITER:-$TEST_DIR/tsc_writer}"
 readonly TRACEFS=/sys/kernel/tracing
 readonly DEBUGFS=/sys/kernel/debug
@@ -85,6 +85,7 @@ require()
 	[ -d "$TRACEFS/events/kvm/kvm_entry" ] ||
 		{ ktap_skip_all "no kvm events: load kvm_intel or kvm_amd"; exit "$KSFT_SKIP"; }
 	# trace-cmd record writes it; writing back its value changes nothing.
+	# shellcheck disable=SC2094 # procfs: the redirection truncates nothing
 	[ ! -e /proc/sys/kernel/ftrace_enabled ] ||
 		cat /proc/sys/kernel/ftrace_enabled 2>/dev/null >/proc/sys/kernel/ftrace_enabled ||
 		{ ktap_skip_all "/proc/sys/kernel/ftrace_enabled cannot be written (a container?): trace-cmd record cannot run"; exit "$KSFT_SKIP"; }
@@ -98,11 +99,16 @@ instance_exists()
 # Nothing left: no instance, no pid or file in the state directory.
 nothing_left()
 {
-	local left
+	local left='' name
 
-	left=$(instance_exists && echo " the instance"; ls "$RECORD_STATE" 2>/dev/null | grep -E '^(pid|file)$')
+	instance_exists && left=" the instance"
+	for name in file pid; do
+		if [ -e "$RECORD_STATE/$name" ] || [ -L "$RECORD_STATE/$name" ]; then
+			left="$left $name"
+		fi
+	done
 	[ -z "$left" ] && return 0
-	echo "# left behind:" $left
+	echo "# left behind:$left"
 	return 1
 }
 
@@ -137,9 +143,11 @@ test_clean()
 test_start_stop_after_clean()
 {
 	reset
-	"$RECORD" start "$WORK/clean.dat" 2>"$WORK/clean.start" &&
-		"$RECORD" stop 2>"$WORK/clean.stop" && ! instance_exists && [ -s "$WORK/clean.dat" ] ||
-		{ sed 's/^/# /' "$WORK/clean.start" "$WORK/clean.stop" 2>/dev/null; return 1; }
+	if ! { "$RECORD" start "$WORK/clean.dat" 2>"$WORK/clean.start" &&
+		"$RECORD" stop 2>"$WORK/clean.stop" && ! instance_exists && [ -s "$WORK/clean.dat" ]; }; then
+		sed 's/^/# /' "$WORK/clean.start" "$WORK/clean.stop" 2>/dev/null
+		return 1
+	fi
 }
 
 test_stop_after_kill()
