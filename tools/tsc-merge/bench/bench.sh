@@ -231,6 +231,7 @@ main()
 		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" -k "$TSC_KHZ" -j "$OUT_DIR/out.json"
 	print_row "trace-cmd report -i H -i G" "$total" - \
 		trace-cmd report -i "$HOST_DAT" -i "$GUEST_DAT"
+	# shellcheck disable=SC2016 # sh -c expands them, from its arguments
 	print_row "cp H G DIR (copying the files)" "$total" "$OUT_DIR/copy" \
 		sh -c 'mkdir -p "$3" && cp "$1" "$2" "$3"' sh "$HOST_DAT" "$GUEST_DAT" "$OUT_DIR/copy"
 	print_row "iterate H G (each CPU on its own)" "$total" - "$ITERATE" "$HOST_DAT" "$GUEST_DAT"
