@@ -46,7 +46,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := tools fuzz-replay series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -130,6 +130,11 @@ tools: | deps
 # while the patches and the config it builds with stay the same.
 $(RESULTS)/tools.tap: tools $(BUILD)/series.applied FORCE
 	scripts/result.sh run $@ env KSRC=$(TREE) tools/tsc-merge/tests/run-tests.sh $(BUILD)/tools
+
+# shellcheck -x -S warning on every shell script git tracks, one result a
+# file; it needs nothing built.
+$(RESULTS)/shellcheck.tap: FORCE
+	scripts/result.sh run $@ scripts/tests/shell-lint-test.sh
 
 # Every input that once broke kvm-tsc-merge under the fuzzer, replayed
 # under ASan and UBSan.
