@@ -43,9 +43,9 @@ load_unload()
 
 start_writers()
 {
-	local i
+	local _
 
-	for i in 1 2; do
+	for _ in 1 2; do
 		"$TSC_WRITER" "$WRITER_SECONDS" "$WRITER_VMS" >/dev/null &
 		WRITER_PIDS="$WRITER_PIDS $!"
 	done

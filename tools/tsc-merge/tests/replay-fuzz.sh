@@ -11,7 +11,9 @@
 # TIME_LIMIT seconds, with no sanitizer report (a failed malloc returns
 # NULL, as outside ASan; leaks inside libtracecmd and libtraceevent are
 # theirs: fuzz/lsan.supp), with exit status 1 or 3 (2 too for args: a
-# usage error), and a trace input's message must name the file.
+# usage error), and a trace input's message must name the file. An input
+# with a FILE.expect beside it must also get that text in the message: the
+# check that stops it, not any error (an unmatched guest is one too).
 
 set -u
 
@@ -67,6 +69,10 @@ replay()
 		echo "# $name: the message does not name the file"
 		ok=
 	fi
+	if [ -n "$ok" ] && [ -f "$file.expect" ] && ! grep -qF -- "$(cat "$file.expect")" "$WORK/stderr"; then
+		echo "# $name: not the message of the check that stops it: $(cat "$file.expect")"
+		ok=
+	fi
 	if grep -q "Sanitizer\|runtime error" "$WORK/stderr"; then
 		ok=
 	fi
@@ -96,7 +102,7 @@ main()
 	# An argument list names its trace files by paths from the top of the
 	# tree (args/inputs/); they are not inputs of their own.
 	cd "$TOP_DIR" || ktap_exit_fail_msg "cannot enter $TOP_DIR"
-	inputs=$(find "$REGRESSIONS" -path '*/inputs' -prune -o -type f ! -name '*.txt' -print | sort)
+	inputs=$(find "$REGRESSIONS" -path '*/inputs' -prune -o -type f ! -name '*.txt' ! -name '*.expect' -print | sort)
 	ktap_set_plan "$(grep -c . <<<"$inputs")"
 	for f in $inputs; do
 		role=$(basename "$(dirname "$f")")
