@@ -29,14 +29,9 @@ readonly LSAN_SUPPRESSIONS=$TESTS_DIR/../fuzz/lsan.supp
 # Every saved input ends in under a second under ASan now that the sizes
 # are checked before libtracecmd reads a file; some of them used to loop.
 readonly TIME_LIMIT=10
-readonly KTAP_HELPERS=${KSRC:-$TOP_DIR/build/linux}/tools/testing/selftests/kselftest/ktap_helpers.sh
 
-if [ ! -f "$KTAP_HELPERS" ]; then
-	echo "replay-fuzz.sh: error: $KTAP_HELPERS missing: set KSRC to a kernel tree" >&2
-	exit 1
-fi
-# shellcheck source=/dev/null # the kernel tree's, found at run time
-. "$KTAP_HELPERS"
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "$TESTS_DIR/tap.sh"
 
 WORK=
 cleanup()
@@ -78,9 +73,9 @@ replay()
 	fi
 	[ -n "$ok" ] || { echo "# $name: exit status $status (124: over ${TIME_LIMIT}s)"; sed 's/^/#   /' "$WORK/stderr" | head -15; }
 	if [ -n "$ok" ]; then
-		ktap_test_pass "$name: exit $status, the file named, no sanitizer report"
+		tap_pass "$name: exit $status, the file named, no sanitizer report"
 	else
-		ktap_test_fail "$name: exit $status"
+		tap_fail "$name: exit $status"
 	fi
 }
 
@@ -88,27 +83,26 @@ main()
 {
 	local inputs role f
 
-	ktap_print_header
+	tap_header
 	if [ ! -x "$MERGE" ] || [ ! -x "$BIN_DIR/mktrace" ]; then
-		ktap_skip_all "$MERGE or mktrace not built: make -C tools/tsc-merge"
-		exit "$KSFT_SKIP"
+		tap_skip_all "$MERGE or mktrace not built: make -C tools/tsc-merge"
 	fi
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
 	for f in host-step guest-step; do
 		"$BIN_DIR/mktrace" -t "$TESTS_DIR/tracefs" -o "$WORK/$f.dat" "$SEEDS/$f.spec" ||
-			ktap_exit_fail_msg "mktrace failed on $f.spec"
+			tap_bail "mktrace failed on $f.spec"
 	done
 	# An argument list names its trace files by paths from the top of the
 	# tree (args/inputs/); they are not inputs of their own.
-	cd "$TOP_DIR" || ktap_exit_fail_msg "cannot enter $TOP_DIR"
+	cd "$TOP_DIR" || tap_bail "cannot enter $TOP_DIR"
 	inputs=$(find "$REGRESSIONS" -path '*/inputs' -prune -o -type f ! -name '*.txt' ! -name '*.expect' -print | sort)
-	ktap_set_plan "$(grep -c . <<<"$inputs")"
+	tap_plan "$(grep -c . <<<"$inputs")"
 	for f in $inputs; do
 		role=$(basename "$(dirname "$f")")
 		replay "$role" "$f"
 	done
-	ktap_finished
+	tap_finished
 }
 
 main "$@"

@@ -3,8 +3,8 @@
 #
 # usage: run-tests.sh [BUILD_DIR]   (default: build/tools of the project)
 #
-# Results are printed with kselftest's ktap_helpers.sh from the kernel tree
-# in KSRC (default: build/linux of the project).
+# Results are printed with tests/tap.sh, the tool's own TAP writer: the
+# tests need no kernel tree.
 #
 # Every expected host time below is worked out by hand from the formula
 # guest = ((host * mult) >> frac) + offset, so a test fails when the tool's
@@ -21,25 +21,8 @@ readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly FORMATS=$TESTS_DIR/tracefs
 readonly PROTO_DIR=$TESTS_DIR/../proto
-
-readonly KTAP_HELPERS=${KSRC:-$TOP_DIR/build/linux}/tools/testing/selftests/kselftest/ktap_helpers.sh
-
-if [ ! -f "$KTAP_HELPERS" ]; then
-	echo "run-tests.sh: error: $KTAP_HELPERS missing: set KSRC to a kernel tree" >&2
-	exit 1
-fi
-# shellcheck source=/dev/null # the kernel tree's, found at run time
-. "$KTAP_HELPERS"
-
-# The tests are inline blocks ending in a status: report it.
-tap_result()
-{
-	if [ "$1" = 0 ]; then
-		ktap_test_pass "$2"
-	else
-		ktap_test_fail "$2"
-	fi
-}
+# shellcheck source-path=SCRIPTDIR source=tap.sh
+. "$TESTS_DIR/tap.sh"
 
 WORK=
 cleanup()
@@ -410,7 +393,7 @@ test_outputs_kept()
 		[ "$("$MERGE" -q -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o /dev/stdout | wc -l)" -gt 0 ]
 	tap_result $? "a symbolic link -o writes the file it names; -o /dev/stdout writes into a pipe"
 	if [ "$(id -u)" != 0 ]; then
-		ktap_test_skip "-o on a character device: mknod needs root"
+		tap_skip "-o on a character device: mknod needs root"
 		return
 	fi
 	mknod "$out/null" c 1 3 &&
@@ -665,18 +648,16 @@ main()
 {
 	local t
 
-	ktap_print_header
+	tap_header
 	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ]; then
-		ktap_skip_all "$MERGE or $MKTRACE not built: run 'make tools'"
-		exit "$KSFT_SKIP"
+		tap_skip_all "$MERGE or $MKTRACE not built: run 'make tools'"
 	fi
 	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
-		ktap_skip_all "jq or protoc missing: run scripts/deps.sh"
-		exit "$KSFT_SKIP"
+		tap_skip_all "jq or protoc missing: run scripts/deps.sh"
 	fi
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	ktap_set_plan 50
+	tap_plan 50
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
@@ -685,7 +666,7 @@ main()
 		"$t"
 	done
 	# Fails unless all 50 planned results passed or skipped.
-	ktap_finished
+	tap_finished
 }
 
 main "$@"
