@@ -4,7 +4,9 @@
 # usage: run-tests.sh [BUILD_DIR]   (default: build/tools of the project)
 #
 # Results are printed with tests/tap.sh, the tool's own TAP writer: the
-# tests need no kernel tree.
+# tests need no kernel tree. The C unit tests of the TSC arithmetic and
+# the choice of step (tests/unit.c, BUILD_DIR/unit) run first; their
+# results are numbered on after these.
 #
 # Every expected host time below is worked out by hand from the formula
 # guest = ((host * mult) >> frac) + offset, so a test fails when the tool's
@@ -19,6 +21,7 @@ readonly TOP_DIR
 readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
 readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
+readonly UNIT=$BIN_DIR/unit
 readonly FORMATS=$TESTS_DIR/tracefs
 readonly PROTO_DIR=$TESTS_DIR/../proto
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -646,18 +649,21 @@ test_snapshot()
 
 main()
 {
-	local t
+	local t unit_plan
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ]; then
-		tap_skip_all "$MERGE or $MKTRACE not built: run 'make tools'"
+	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ]; then
+		tap_skip_all "$MERGE, $MKTRACE or $UNIT not built: run 'make tools'"
 	fi
 	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
 		tap_skip_all "jq or protoc missing: run scripts/deps.sh"
 	fi
 	WORK=$(mktemp -d)
 	trap cleanup EXIT
-	tap_plan 50
+	"$UNIT" >"$WORK/unit.tap"
+	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
+	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
+	tap_plan $((50 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
@@ -665,7 +671,8 @@ main()
 		 test_outputs_refused test_no_events test_snapshot; do
 		"$t"
 	done
-	# Fails unless all 50 planned results passed or skipped.
+	tap_import <"$WORK/unit.tap"
+	# Fails unless all planned results passed or skipped.
 	tap_finished
 }
 

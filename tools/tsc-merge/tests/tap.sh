@@ -63,8 +63,8 @@ tap_result()
 }
 
 # tap_import <FILE: the results of another TAP stream (a C test program's),
-# numbered on in this one; its comments pass through. Not at the end of a
-# pipe: the counts must stay in this shell.
+# numbered on in this one; its comments but its totals pass through. Not at
+# the end of a pipe: the counts must stay in this shell.
 tap_import()
 {
 	local line
@@ -74,6 +74,7 @@ tap_import()
 		"ok "*"# SKIP"*) tap_skip "$(tap_description "$line")" "$(sed 's/.*# SKIP *//' <<<"$line")" ;;
 		"ok "*) tap_pass "$(tap_description "$line")" ;;
 		"not ok "*) tap_fail "$(tap_description "$line")" ;;
+		"# Totals:"*) ;;
 		"#"*) echo "$line" ;;
 		esac
 	done
