@@ -33,13 +33,6 @@ readonly TIME_LIMIT=10
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$TESTS_DIR/tap.sh"
 
-WORK=
-cleanup()
-{
-	[ -n "$WORK" ] && rm -rf "$WORK"
-	return 0
-}
-
 # shellcheck source-path=SCRIPTDIR source=../fuzz/roles.sh
 . "$TESTS_DIR/../fuzz/roles.sh"
 
@@ -88,7 +81,7 @@ main()
 		tap_skip_all "$MERGE or mktrace not built: make -C tools/tsc-merge"
 	fi
 	WORK=$(mktemp -d)
-	trap cleanup EXIT
+	trap 'rm -rf "$WORK"' EXIT
 	for f in host-step guest-step; do
 		"$BIN_DIR/mktrace" -t "$TESTS_DIR/tracefs" -o "$WORK/$f.dat" "$SEEDS/$f.spec" ||
 			tap_bail "mktrace failed on $f.spec"

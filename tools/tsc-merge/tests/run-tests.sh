@@ -27,13 +27,6 @@ readonly PROTO_DIR=$TESTS_DIR/../proto
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$TESTS_DIR/tap.sh"
 
-WORK=
-cleanup()
-{
-	[ -n "$WORK" ] && rm -rf "$WORK"
-	return 0
-}
-
 # mktrace NAME: SPEC on stdin -> $WORK/NAME.dat
 mktrace()
 {
@@ -110,24 +103,27 @@ expect()
 	done
 }
 
+# expect_stderr STATUS TEXT [F]: the exit status, and TEXT in stderr (a
+# grep pattern, or with F the text as written).
+expect_stderr()
+{
+	if [ "$STATUS" = "$1" ] && grep -q${3:-} -- "$2" <<<"$ERR"; then
+		return 0
+	fi
+	echo "# expected exit status $1 and '$2', got $STATUS: $ERR"
+	return 1
+}
+
 # expect_error PATTERN: exit status 1 and PATTERN in stderr.
 expect_error()
 {
-	if [ "$STATUS" = 1 ] && grep -q -- "$1" <<<"$ERR"; then
-		return 0
-	fi
-	echo "# expected exit status 1 and '$1', got $STATUS: $ERR"
-	return 1
+	expect_stderr 1 "$1"
 }
 
 # expect_refused MESSAGE: exit status 2 (bad usage) and MESSAGE in stderr.
 expect_refused()
 {
-	if [ "$STATUS" = 2 ] && grep -qF -- "$1" <<<"$ERR"; then
-		return 0
-	fi
-	echo "# expected exit status 2 and '$1', got $STATUS: $ERR"
-	return 1
+	expect_stderr 2 "$1" F
 }
 
 test_offset_step()
@@ -659,7 +655,7 @@ main()
 		tap_skip_all "jq or protoc missing: run scripts/deps.sh"
 	fi
 	WORK=$(mktemp -d)
-	trap cleanup EXIT
+	trap 'rm -rf "$WORK"' EXIT
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
