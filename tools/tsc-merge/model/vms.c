@@ -361,30 +361,51 @@ static void list_candidates(const struct vm_table *t, FILE *out)
 	}
 }
 
-static struct vm *pick_by_pid(struct vm_table *t, struct guest *g)
+/* The one VM @fits takes for @g, or NULL; *@n counts the VMs it takes. */
+static struct vm *only_vm(const struct vm_table *t, const struct guest *g,
+			  bool (*fits)(const struct vm *vm, const struct guest *g),
+			  unsigned int *n)
 {
 	struct vm *found = NULL;
-	unsigned int i, n = 0;
+	unsigned int i;
 
+	*n = 0;
 	for (i = 0; i < t->nr_vms; i++) {
-		struct vm *vm = t->vms[i];
-
-		if (vm->pid != g->want_pid || (g->want_gen && vm->gen != (unsigned int)g->want_gen))
+		if (!fits(t->vms[i], g))
 			continue;
-		found = vm;
-		n++;
+		found = t->vms[i];
+		(*n)++;
 	}
-	if (n == 1)
-		return found;
+	return *n == 1 ? found : NULL;
+}
+
+static bool has_wanted_pid(const struct vm *vm, const struct guest *g)
+{
+	return vm->pid == g->want_pid && (!g->want_gen || vm->gen == (unsigned int)g->want_gen);
+}
+
+static struct vm *pick_by_pid(struct vm_table *t, struct guest *g)
+{
+	unsigned int n;
+	struct vm *vm = only_vm(t, g, has_wanted_pid, &n);
+
+	if (vm)
+		return vm;
 	fprintf(stderr, "%s: %s VM of pid %d in the host trace; the VMs are:\n",
 		g->file.path, n ? "more than one" : "no", g->want_pid);
 	return NULL;
 }
 
+/* An untied VM that ran as many vCPUs as @g has CPUs. */
+static bool fits_cpus(const struct vm *vm, const struct guest *g)
+{
+	return !vm->guest[g->level] && vm_count_running_vcpus(vm) == (unsigned int)g->nr_cpus;
+}
+
 static struct vm *pick_automatically(struct vm_table *t, struct guest *g)
 {
-	struct vm *found = NULL;
-	unsigned int i, n = 0;
+	struct vm *vm;
+	unsigned int n;
 
 	/* A nested guest's CPUs say nothing about which VM runs it. */
 	if (g->level == LEVEL_L2) {
@@ -392,17 +413,9 @@ static struct vm *pick_automatically(struct vm_table *t, struct guest *g)
 			g->file.path, g->name, g->file.path);
 		return NULL;
 	}
-
-	for (i = 0; i < t->nr_vms; i++) {
-		struct vm *vm = t->vms[i];
-
-		if (vm->guest[g->level] || vm_count_running_vcpus(vm) != (unsigned int)g->nr_cpus)
-			continue;
-		found = vm;
-		n++;
-	}
-	if (n == 1)
-		return found;
+	vm = only_vm(t, g, fits_cpus, &n);
+	if (vm)
+		return vm;
 	fprintf(stderr, "%s: %s VM with %d vCPUs in the host trace: say which with --guest %s=%s@PID[.N]; the VMs are:\n",
 		g->file.path, n ? "more than one" : "no", g->nr_cpus, g->name,
 		g->file.path);
