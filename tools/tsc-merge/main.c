@@ -426,7 +426,7 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	int i, ret = failed ? -1 : 0;
 
 	for (i = 0; i < out->nr_sinks; i++)
-		if (out->sinks[i].ops->finish(out->sinks[i].priv))
+		if (out->sinks[i].ops->finish && out->sinks[i].ops->finish(out->sinks[i].priv))
 			ret = -1;
 	if (!ret && out->summary.f)
 		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats,

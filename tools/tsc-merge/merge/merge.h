@@ -25,7 +25,10 @@ struct merged_event {
 	bool was_running;		/* host: the vCPU ran before this event */
 };
 
-/* Output sinks, called in host-time order. */
+/*
+ * Output sinks, called in host-time order. @finish flushes and frees; a
+ * sink that keeps nothing to flush (its work done per event) has none.
+ */
 struct sink_ops {
 	void (*event)(void *sink, const struct merged_event *e);
 	int (*finish)(void *sink);

@@ -21,12 +21,6 @@ static void compare_event(void *priv, const struct merged_event *e)
 		e->vcpu->shift_max_error = error;
 }
 
-static int finish(void *priv)
-{
-	return 0;
-}
-
 const struct sink_ops shiftcmp_sink_ops = {
 	.event = compare_event,
-	.finish = finish,
 };

@@ -347,14 +347,9 @@ static void sync_event(void *priv, const struct merged_event *e)
 			     (uint64_t)offset - (uint64_t)at->offset);
 }
 
-static int sync_finish(void *priv)
-{
-	return 0;
-}
-
+/* Written by sync_write() once the merge has succeeded: nothing to finish. */
 const struct sink_ops sync_sink_ops = {
 	.event = sync_event,
-	.finish = sync_finish,
 };
 
 /* Say where trace-cmd would be off; refuse beyond --sync-max-error. */
