@@ -212,52 +212,59 @@ static void parse_header_page(struct writer *w, const char *events_dir)
 	free(path);
 }
 
-static void parse_system_formats(struct writer *w, const char *system_dir, const char *system)
+/*
+ * Call @fn with each subdirectory of @dir, but . and .., in readdir's
+ * order: its path, its name, and @name, the name of @dir.
+ */
+static void for_each_subdir(struct writer *w, const char *dir, const char *name,
+			    void (*fn)(struct writer *w, const char *path,
+				       const char *sub, const char *name))
 {
-	DIR *dir = opendir(system_dir);
+	DIR *d = opendir(dir);
 	struct dirent *ent;
 
-	if (!dir)
-		die("cannot open %s: %s", system_dir, strerror(errno));
-	while ((errno = 0, ent = readdir(dir))) {
-		char *event_dir = join_path(system_dir, ent->d_name);
-		char *path = join_path(event_dir, "format");
-		size_t size;
-		char *buf;
+	if (!d)
+		die("cannot open %s: %s", dir, strerror(errno));
+	while ((errno = 0, ent = readdir(d))) {
+		char *path = join_path(dir, ent->d_name);
 
-		if (ent->d_name[0] != '.' && is_directory(event_dir) && !access(path, F_OK)) {
-			buf = read_whole_file(path, &size);
-			if (tep_parse_event(w->tep, buf, size, system))
-				die("%s: libtraceevent cannot parse it", path);
-			free(buf);
-		}
+		if (ent->d_name[0] != '.' && is_directory(path))
+			fn(w, path, ent->d_name, name);
 		free(path);
-		free(event_dir);
 	}
 	if (errno)
-		die("cannot read %s: %s", system_dir, strerror(errno));
-	closedir(dir);
+		die("cannot read %s: %s", dir, strerror(errno));
+	closedir(d);
+}
+
+/* SYSTEM/EVENT/format, if the event directory has one. */
+static void parse_event_format(struct writer *w, const char *event_dir,
+			       const char *event, const char *system)
+{
+	char *path = join_path(event_dir, "format");
+	size_t size;
+	char *buf;
+
+	if (!access(path, F_OK)) {
+		buf = read_whole_file(path, &size);
+		if (tep_parse_event(w->tep, buf, size, system))
+			die("%s: libtraceevent cannot parse it", path);
+		free(buf);
+	}
+	free(path);
+}
+
+static void parse_system_formats(struct writer *w, const char *system_dir,
+				 const char *system, const char *events)
+{
+	for_each_subdir(w, system_dir, system, parse_event_format);
 }
 
 /* Parse TRACEFS_DIR/events: the page header and every SYSTEM/EVENT/format. */
 static void parse_formats(struct writer *w, const char *events_dir)
 {
-	DIR *dir = opendir(events_dir);
-	struct dirent *ent;
-
-	if (!dir)
-		die("cannot open %s: %s", events_dir, strerror(errno));
 	parse_header_page(w, events_dir);
-	while ((errno = 0, ent = readdir(dir))) {
-		char *system_dir = join_path(events_dir, ent->d_name);
-
-		if (ent->d_name[0] != '.' && is_directory(system_dir))
-			parse_system_formats(w, system_dir, ent->d_name);
-		free(system_dir);
-	}
-	if (errno)
-		die("cannot read %s: %s", events_dir, strerror(errno));
-	closedir(dir);
+	for_each_subdir(w, events_dir, "events", parse_system_formats);
 }
 
 /*
