@@ -355,6 +355,7 @@ struct outputs {
 	struct outfile perfetto;
 	struct outfile summary;
 	struct sync_out *sync;
+	struct info_cache *info;	/* the event texts the outputs share */
 	struct sink sinks[5];
 	int nr_sinks;
 };
@@ -376,21 +377,23 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 			return -1;
 		add_sink(out, &sync_sink_ops, out->sync);
 	}
+	out->info = info_cache_new();
 	if (o->timeline) {
 		if (outfile_open(&out->timeline, timeline_path(o)))
 			return -1;
-		add_sink(out, &text_sink_ops, text_sink_new(out->timeline.f, o->fields, o->tsc_khz));
+		add_sink(out, &text_sink_ops, text_sink_new(out->timeline.f, o->fields, o->tsc_khz,
+							    out->info));
 	}
 	if (o->json) {
 		if (outfile_open(&out->json, o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, vms, o->file_khz));
+		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, vms, o->file_khz, out->info));
 	}
 	if (o->perfetto) {
 		if (outfile_open(&out->perfetto, o->perfetto))
 			return -1;
 		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, vms, o->file_khz,
-								    o->guests, o->nr_guests));
+								    o->guests, o->nr_guests, out->info));
 	}
 	if (o->summary && outfile_open(&out->summary, o->summary))
 		return -1;
@@ -428,6 +431,7 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	for (i = 0; i < out->nr_sinks; i++)
 		if (out->sinks[i].ops->finish && out->sinks[i].ops->finish(out->sinks[i].priv))
 			ret = -1;
+	info_cache_free(out->info);
 	if (!ret && out->summary.f)
 		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats,
 			      o->file_khz);

@@ -31,14 +31,15 @@ struct json_sink {
 	unsigned int alloc_seen;
 };
 
-void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz)
+void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
+		    struct info_cache *info)
 {
 	struct json_sink *j = xcalloc(1, sizeof(*j));
 
 	j->out = out;
 	j->vms = vms;
 	j->tsc_khz = tsc_khz;
-	j->info = info_cache_new();
+	j->info = info;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
 	return j;
 }
@@ -202,7 +203,6 @@ static int json_finish(void *priv)
 	}
 	fputs("\n]}\n", j->out);
 	ret = fflush(j->out) || ferror(j->out) ? -1 : 0;
-	info_cache_free(j->info);
 	free(j->seen);
 	free(j);
 	return ret;

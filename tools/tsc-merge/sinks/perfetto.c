@@ -98,7 +98,7 @@ struct pf_sink {
 };
 
 void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-			struct guest *guests, int nr_guests)
+			struct guest *guests, int nr_guests, struct info_cache *info)
 {
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
 
@@ -109,7 +109,7 @@ void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
 	p->seqs = xcalloc(nr_guests + 1, sizeof(*p->seqs));
 	p->texts = xcalloc(TEXT_SLOTS, sizeof(*p->texts));
 	p->next_uuid = 1;
-	p->info = info_cache_new();
+	p->info = info;
 	return p;
 }
 
@@ -546,7 +546,6 @@ static int perfetto_finish(void *priv)
 			TRACK_SLOTS, NAME_SLOTS);
 		ret = -1;
 	}
-	info_cache_free(p->info);
 	free(p->texts);
 	free(p->seqs);
 	free(p->buf);

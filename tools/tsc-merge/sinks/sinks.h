@@ -12,7 +12,10 @@
 
 #include "merge/merge.h"
 
-/* info.c */
+/*
+ * info.c: one cache serves every output, so that an event's text is
+ * formatted once however many outputs show it; the sinks only borrow it.
+ */
 struct info_cache;
 struct info_cache *info_cache_new(void);
 void info_cache_free(struct info_cache *c);
@@ -20,16 +23,18 @@ const char *info_text(struct info_cache *c, const struct merged_event *e, unsign
 
 /* text.c */
 bool text_fields_valid(const char *fields);
-void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz);
+void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
+		    struct info_cache *info);
 extern const struct sink_ops text_sink_ops;
 
 /* json.c */
-void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz);
+void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
+		    struct info_cache *info);
 extern const struct sink_ops json_sink_ops;
 
 /* perfetto.c */
 void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-			struct guest *guests, int nr_guests);
+			struct guest *guests, int nr_guests, struct info_cache *info);
 extern const struct sink_ops perfetto_sink_ops;
 
 /* shiftcmp.c */

@@ -86,14 +86,15 @@ bool text_fields_valid(const char *fields)
 }
 
 /* @fields passed text_fields_valid() when the options were read. */
-void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz)
+void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
+		    struct info_cache *info)
 {
 	struct text_sink *t = xcalloc(1, sizeof(*t));
 
 	parse_fields(t, fields);
 	t->out = out;
 	t->tsc_khz = tsc_khz;
-	t->info = info_cache_new();
+	t->info = info;
 	return t;
 }
 
@@ -257,7 +258,6 @@ static int text_finish(void *priv)
 	struct text_sink *t = priv;
 	int ret = fflush(t->out) || ferror(t->out) ? -1 : 0;
 
-	info_cache_free(t->info);
 	free(t->line.buf);
 	free(t);
 	return ret;
