@@ -356,7 +356,7 @@ struct outputs {
 	struct outfile summary;
 	struct sync_out *sync;
 	struct info_cache *info;	/* the event texts the outputs share */
-	struct sink sinks[5];
+	struct sink sinks[4];
 	int nr_sinks;
 };
 
@@ -397,7 +397,6 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 	}
 	if (o->summary && outfile_open(&out->summary, o->summary))
 		return -1;
-	add_sink(out, &shiftcmp_sink_ops, NULL);
 	return 0;
 }
 

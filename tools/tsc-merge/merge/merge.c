@@ -4,7 +4,7 @@
  * host time. It holds one record per CPU stream, so memory grows with the
  * number of CPUs, not with the length of the traces. Guest events are
  * converted as they are read and checked against the host run intervals
- * the merge has reached.
+ * the merge has reached, and against trace-cmd's own time sync.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +198,26 @@ static void count_guest(struct merge *m, struct stream *s, const struct merged_e
 	}
 }
 
+/*
+ * How far trace-cmd's own time sync (the guest file's TIME_SHIFT, from its
+ * agent's kvm or ptp protocol) puts a guest event from the host time found
+ * exactly, per vCPU: what the summary reports and --sync-out's copies
+ * replace.
+ */
+static void measure_shift(struct vcpu *v, const struct merged_event *e)
+{
+	const struct td_time_shift *s = e->guest->file.meta.shift;
+	uint64_t sampled, error;
+
+	if (!v || !s)
+		return;
+	sampled = td_shift_apply(s, e->cpu, e->guest_ts);
+	error = sampled > e->host_ts ? sampled - e->host_ts : e->host_ts - sampled;
+	v->shift_events++;
+	if (error > v->shift_max_error)
+		v->shift_max_error = error;
+}
+
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
 	struct merged_event e = {
@@ -238,6 +258,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 			e.outside = conversion_outside_run(&s->conv, s->vcpu, s->guest->level);
 		e.ambiguous = s->conv.ambiguous;
 		count_guest(m, s, &e);
+		measure_shift(s->vcpu, &e);
 	} else {
 		e.vcpu = track_host(m, s, &ev, &e.was_running);
 		e.host = &ev;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sinks.h: the sinks room: what the merged stream becomes: the text
- * timeline, Chrome JSON, Perfetto, the summary, trace-cmd's time sync
- * options in copies of the inputs (sync.c), and the check of trace-cmd's
- * own TIME_SHIFT (shiftcmp.c).
+ * timeline, Chrome JSON, Perfetto, the summary, and trace-cmd's time
+ * sync options in copies of the inputs (sync.c). A sink changes nothing
+ * of the model: it reads the events the merge hands it, and writes.
  */
 #ifndef TSC_MERGE_SINKS_H
 #define TSC_MERGE_SINKS_H
@@ -36,9 +36,6 @@ extern const struct sink_ops json_sink_ops;
 void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
 			struct guest *guests, int nr_guests, struct info_cache *info);
 extern const struct sink_ops perfetto_sink_ops;
-
-/* shiftcmp.c */
-extern const struct sink_ops shiftcmp_sink_ops;
 
 /* sync.c */
 struct sync_out;
