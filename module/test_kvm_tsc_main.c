@@ -42,6 +42,7 @@
 #include <../arch/x86/kvm/trace.h>
 
 #include "tp_attach.h"
+#include "tsc_event_names.h"
 
 #define KTK_MAX_VCPUS		8
 #define KTK_MAX_EVENTS		256
@@ -189,21 +190,23 @@ static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 
 /* A kind this kernel's trace.h lacks keeps a NULL name: nothing to attach. */
 static struct tp_probe ktk_probes[KTK_NR_KINDS] = {
-	[KTK_OFFSET] = TP_PROBE(kvm_write_tsc_offset, ktk_probe_offset),
+	[KTK_OFFSET] = TP_PROBE(TSC_OFFSET_TP, ktk_probe_offset),
 #ifdef KTT_HAVE_TSC_MULTIPLIER
-	[KTK_MULTIPLIER] = TP_PROBE(kvm_write_tsc_multiplier, ktk_probe_multiplier),
+	[KTK_MULTIPLIER] = TP_PROBE(TSC_MULTIPLIER_TP, ktk_probe_multiplier),
 #endif
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	[KTK_NESTED] = TP_PROBE(kvm_nested_tsc_offset, ktk_probe_nested),
+	[KTK_NESTED] = TP_PROBE(TSC_NESTED_TP, ktk_probe_nested),
 #endif
 };
 
 static const char * const ktk_kind_names[KTK_NR_KINDS] = {
-	"kvm_write_tsc_offset", "kvm_write_tsc_multiplier", "kvm_nested_tsc_offset",
+	[KTK_OFFSET] = TSC_OFFSET_EVENT,
+	[KTK_MULTIPLIER] = TSC_MULTIPLIER_EVENT,
+	[KTK_NESTED] = TSC_NESTED_EVENT,
 };
 
 /* Quiet: the kernel log is this module's KTAP output. */
-static DEFINE_TP_PROBES(ktk_tp_probes, "kvm", ktk_probes, false);
+static DEFINE_TP_PROBES(ktk_tp_probes, TSC_EVENT_SYSTEM, ktk_probes, false);
 
 static int ktk_attach_probes(struct ktk_ctx *t)
 {
@@ -225,17 +228,17 @@ static void ktk_print_event(const char *label, const struct ktk_event *e)
 {
 	switch (e->kind) {
 	case KTK_OFFSET:
-		pr_info("# %s: kvm_write_tsc_offset: vcpu=%u prev=%llu next=%llu\n",
-			label, e->vcpu_id, e->prev, e->next);
+		pr_info("# %s: %s: vcpu=%u prev=%llu next=%llu\n",
+			label, ktk_kind_names[e->kind], e->vcpu_id, e->prev, e->next);
 		break;
 	case KTK_MULTIPLIER:
-		pr_info("# %s: kvm_write_tsc_multiplier: vcpu=%u prev=%#llx next=%#llx frac_bits=%u\n",
-			label, e->vcpu_id, e->prev, e->next, e->frac_bits);
+		pr_info("# %s: %s: vcpu=%u prev=%#llx next=%#llx frac_bits=%u\n",
+			label, ktk_kind_names[e->kind], e->vcpu_id, e->prev, e->next, e->frac_bits);
 		break;
 	default:
-		pr_info("# %s: kvm_nested_tsc_offset: vcpu=%u guest_mode=%u prev=%llu next=%llu multiplier %#llx -> %#llx\n",
-			label, e->vcpu_id, e->guest_mode, e->prev, e->next, e->prev_multiplier,
-			e->multiplier);
+		pr_info("# %s: %s: vcpu=%u guest_mode=%u prev=%llu next=%llu multiplier %#llx -> %#llx\n",
+			label, ktk_kind_names[e->kind], e->vcpu_id, e->guest_mode, e->prev, e->next,
+			e->prev_multiplier, e->multiplier);
 		break;
 	}
 }
@@ -599,7 +602,7 @@ static void ktk_step_tsc_khz(struct ktk_ctx *t, u32 id)
 	ret = ktk_ioctl(t->vcpus[id].file, KVM_SET_TSC_KHZ, khz, NULL);
 	if (!t->attached[KTK_MULTIPLIER]) {
 		ktk_take_events(t, NULL, -1);
-		ktk_report(t, !require_events, "kvm_write_tsc_multiplier is not in this kernel",
+		ktk_report(t, !require_events, TSC_MULTIPLIER_EVENT " is not in this kernel",
 			   "vcpu %u: %s", id, what);
 	} else if (!t->has_tsc_control) {
 		ok = ktk_take_events(t, NULL, 0) && ret == -EINVAL;
@@ -702,13 +705,13 @@ static void ktk_check_no_nested(struct ktk_ctx *t)
 	for (i = 0; i < t->cursor; i++)
 		nested += ktk_log.ev[i].kind == KTK_NESTED;
 	if (!t->attached[KTK_NESTED]) {
-		ktk_report(t, !require_events, "kvm_nested_tsc_offset is not in this kernel",
-			   "no kvm_nested_tsc_offset without L2");
+		ktk_report(t, !require_events, TSC_NESTED_EVENT " is not in this kernel",
+			   "no " TSC_NESTED_EVENT " without L2");
 		return;
 	}
 	if (nested)
-		pr_info("# %u kvm_nested_tsc_offset events\n", nested);
-	ktk_report(t, !nested, NULL, "no kvm_nested_tsc_offset without L2");
+		pr_info("# %u " TSC_NESTED_EVENT " events\n", nested);
+	ktk_report(t, !nested, NULL, "no " TSC_NESTED_EVENT " without L2");
 }
 
 static void ktk_check_no_stray(struct ktk_ctx *t)
