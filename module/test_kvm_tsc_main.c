@@ -737,22 +737,21 @@ static void ktk_run_steps(struct ktk_ctx *t)
 	ktk_check_no_stray(t);
 }
 
-/* Maps, probes, the VM and its vCPUs, each vCPU's creation a check. */
+/*
+ * Maps, probes, the VM and its vCPUs, each vCPU's creation a check; up to
+ * the first error, whatever was done is ktk_tear_down()'s to undo.
+ */
 static int ktk_set_up(struct ktk_ctx *t)
 {
-	int ret;
+	static int (* const steps[])(struct ktk_ctx *t) = {
+		ktk_map_memory, ktk_attach_probes, ktk_report_attached, ktk_create_vm,
+	};
+	unsigned int i;
+	int ret = 0;
 	u32 id;
 
-	ret = ktk_map_memory(t);
-	if (ret)
-		return ret;
-	ret = ktk_attach_probes(t);
-	if (ret)
-		return ret;
-	ret = ktk_report_attached(t);
-	if (ret)
-		return ret;
-	ret = ktk_create_vm(t);
+	for (i = 0; !ret && i < ARRAY_SIZE(steps); i++)
+		ret = steps[i](t);
 	for (id = 0; !ret && id < nr_vcpus; id++)
 		ret = ktk_create_vcpu(t, id);
 	return ret;
