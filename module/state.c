@@ -140,8 +140,10 @@ static struct ktt_vcpu *get_vcpu(struct ktt_vmm *vmm, u32 vcpu_id)
 	return v;
 }
 
-static void touch(struct ktt_vcpu *v)
+/* An event of @kind on @v: counted, and @v the most recently changed. */
+static void touch(struct ktt_vcpu *v, int kind)
 {
+	nr_events[kind]++;
 	v->changed_ns = ktime_get_ns();
 	list_move_tail(&v->lru, &lru_list);
 }
@@ -174,8 +176,7 @@ void ktt_on_offset(pid_t tgid, u32 vcpu_id, u64 prev, u64 next)
 		check_equal(v, TSC_OFFSET_EVENT " previous", v->l1_offset, prev);
 	v->l1_offset = next;
 	v->nr_offset++;
-	nr_events[EV_OFFSET]++;
-	touch(v);
+	touch(v, EV_OFFSET);
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
@@ -204,8 +205,7 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 		frac_bits = bits;
 	v->l1_multiplier = next;
 	v->nr_multiplier++;
-	nr_events[EV_MULTIPLIER]++;
-	touch(v);
+	touch(v, EV_MULTIPLIER);
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
@@ -246,8 +246,7 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 	v->l2_offset = next;
 	v->l2_multiplier = multiplier;
 	v->nr_nested++;
-	nr_events[EV_NESTED]++;
-	touch(v);
+	touch(v, EV_NESTED);
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
