@@ -520,36 +520,47 @@ static void ktk_check_offset(struct ktk_ctx *t, const char *step, u32 id, int re
 	ktk_report(t, ok && !ret && sane, NULL, "vcpu %u: %s", id, what);
 }
 
+/* vCPU @id's offset read before and after @act, which should move it. */
+static int ktk_offset_around(struct ktk_ctx *t, u32 id, int (*act)(struct ktk_ctx *t, u32 id),
+			     u64 *before, u64 *after)
+{
+	int ret = ktk_get_offset(t, id, before);
+
+	if (!ret)
+		ret = act(t, id);
+	if (!ret)
+		ret = ktk_get_offset(t, id, after);
+	return ret;
+}
+
+static int ktk_write_attr_offset(struct ktk_ctx *t, u32 id)
+{
+	return ktk_set_offset(t, id, ktk_attr_offset(id));
+}
+
 static void ktk_step_offset_attr(struct ktk_ctx *t, u32 id)
 {
 	u64 value = ktk_attr_offset(id), before = 0, after = 0;
-	bool sane;
-	int ret;
+	int ret = ktk_offset_around(t, id, ktk_write_attr_offset, &before, &after);
+	bool sane = after == value;
 
-	ret = ktk_get_offset(t, id, &before);
-	if (!ret)
-		ret = ktk_set_offset(t, id, value);
-	if (!ret)
-		ret = ktk_get_offset(t, id, &after);
-	sane = after == value;
 	if (!ret && !sane)
 		pr_info("# the attribute reads %llu after %llu was written\n", after, value);
 	ktk_check_offset(t, "offset_attr", id, ret, before, after, sane,
 			 "KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET) writes the offset it is given");
 }
 
+static int ktk_write_tsc_msr(struct ktk_ctx *t, u32 id)
+{
+	return ktk_set_tsc_msr(t, id, ktk_msr_tsc(id));
+}
+
 static void ktk_step_tsc_msr(struct ktk_ctx *t, u32 id)
 {
 	u64 before = 0, after = 0;
-	bool sane;
-	int ret;
+	int ret = ktk_offset_around(t, id, ktk_write_tsc_msr, &before, &after);
+	bool sane = after != before;
 
-	ret = ktk_get_offset(t, id, &before);
-	if (!ret)
-		ret = ktk_set_tsc_msr(t, id, ktk_msr_tsc(id));
-	if (!ret)
-		ret = ktk_get_offset(t, id, &after);
-	sane = after != before;
 	if (!ret && !sane)
 		pr_info("# the offset stayed %llu: KVM took the write for a TSC sync\n", after);
 	ktk_check_offset(t, "tsc_msr", id, ret, before, after, sane,
@@ -564,11 +575,7 @@ static void ktk_step_guest_wrmsr(struct ktk_ctx *t, u32 id)
 
 	ret = ktk_write_guest(t, adjust);
 	if (!ret)
-		ret = ktk_get_offset(t, id, &before);
-	if (!ret)
-		ret = ktk_run_to_hlt(t, id);
-	if (!ret)
-		ret = ktk_get_offset(t, id, &after);
+		ret = ktk_offset_around(t, id, ktk_run_to_hlt, &before, &after);
 	/* IA32_TSC_ADJUST starts at 0: the offset moves by what the guest wrote. */
 	sane = after - before == adjust;
 	if (!ret && !sane)
