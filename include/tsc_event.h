@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tsc_event.h: the TSC event model: the three kvm events of the contract,
- * the names of their fields, and one recorded event. Plain C with no test
- * framework: the selftests and kvm-tsc-merge both read the events by these
- * names (the series' Documentation/virt/kvm/x86/tsc-tracepoints.rst
- * defines the events, Documentation/contract.md what the project adds).
+ * their fields, and one recorded event. Plain C with no test framework:
+ * the selftests and kvm-tsc-merge both read the events by the names of
+ * tsc_event_names.h (the series'
+ * Documentation/virt/kvm/x86/tsc-tracepoints.rst defines the events,
+ * Documentation/contract.md what the project adds).
  */
 #ifndef TSC_EVENT_H
 #define TSC_EVENT_H
@@ -13,20 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TSC_EVENT_SYSTEM	"kvm"
-#define TSC_OFFSET_EVENT	"kvm_write_tsc_offset"
-#define TSC_MULTIPLIER_EVENT	"kvm_write_tsc_multiplier"
-#define TSC_NESTED_EVENT	"kvm_nested_tsc_offset"
-
-/* The events' own fields; offsets and multipliers have a previous and a next. */
-#define TSC_FIELD_VCPU_ID		"vcpu_id"
-#define TSC_FIELD_PREV_OFFSET		"previous_tsc_offset"
-#define TSC_FIELD_NEXT_OFFSET		"next_tsc_offset"
-#define TSC_FIELD_PREV_MULTIPLIER	"previous_tsc_multiplier"
-#define TSC_FIELD_NEXT_MULTIPLIER	"next_tsc_multiplier"
-#define TSC_FIELD_FRAC_BITS		"frac_bits"
-#define TSC_FIELD_GUEST_MODE		"guest_mode"
-#define TSC_FIELD_MULTIPLIER		"tsc_multiplier"
+#include "tsc_event_names.h"
 
 enum tsc_event_kind { TSC_OFFSET, TSC_MULTIPLIER, TSC_NESTED, TSC_NR_KINDS };
 

@@ -22,12 +22,13 @@
 
 #include "kvm_tsc_probe.h"
 #include "tp_attach.h"
+#include "tsc_event_names.h"
 
 static unsigned int max_vcpus = 256;
 module_param(max_vcpus, uint, 0444);
 MODULE_PARM_DESC(max_vcpus, "vCPUs tracked at most (1-65536); the least recently changed is evicted beyond");
 
-static char *events = "kvm_write_tsc_offset,kvm_write_tsc_multiplier,kvm_nested_tsc_offset";
+static char *events = TSC_OFFSET_EVENT "," TSC_MULTIPLIER_EVENT "," TSC_NESTED_EVENT;
 module_param(events, charp, 0444);
 MODULE_PARM_DESC(events, "comma-separated TSC tracepoints to attach (the multiplier's always is)");
 
@@ -59,16 +60,16 @@ static void probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 #endif
 
 static struct tp_probe probes[] = {
-	TP_PROBE(kvm_write_tsc_offset, probe_offset),
+	TP_PROBE(TSC_OFFSET_TP, probe_offset),
 #ifdef KTT_HAVE_TSC_MULTIPLIER
-	TP_PROBE(kvm_write_tsc_multiplier, probe_multiplier),
+	TP_PROBE(TSC_MULTIPLIER_TP, probe_multiplier),
 #endif
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	TP_PROBE(kvm_nested_tsc_offset, probe_nested),
+	TP_PROBE(TSC_NESTED_TP, probe_nested),
 #endif
 };
 
-static DEFINE_TP_PROBES(kvm_probes, "kvm", probes, true);
+static DEFINE_TP_PROBES(kvm_probes, TSC_EVENT_SYSTEM, probes, true);
 
 static void select_probes(void)
 {
@@ -77,12 +78,13 @@ static void select_probes(void)
 	for (p = probes; p < probes + ARRAY_SIZE(probes); p++) {
 		p->unwanted = !strstr(events, p->name);
 		/* The multiplier's write from 0 is how VMs of a process are told apart. */
-		if (p->unwanted && !strcmp(p->name, "kvm_write_tsc_multiplier")) {
-			pr_info("kvm:%s attached anyway: it marks vCPU creation\n", p->name);
+		if (p->unwanted && !strcmp(p->name, TSC_MULTIPLIER_EVENT)) {
+			pr_info(TSC_EVENT_SYSTEM ":%s attached anyway: it marks vCPU creation\n",
+				p->name);
 			p->unwanted = false;
 		}
 		if (p->unwanted)
-			pr_info("kvm:%s not wanted (events=%s)\n", p->name, events);
+			pr_info(TSC_EVENT_SYSTEM ":%s not wanted (events=%s)\n", p->name, events);
 	}
 }
 

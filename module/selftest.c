@@ -19,45 +19,46 @@
 static const char *result = "not run";
 static u64 counted;
 
-/* Each step says how many violations it must add. */
-static const struct step {
+/* An event to play, and how many violations it must add. */
+struct step {
 	enum { OFFSET, MULTIPLIER, NESTED } kind;
 	bool guest_mode;
 	u64 prev, next, prev_multiplier, multiplier;
 	u8 frac_bits;
 	unsigned int violations;
-} steps[] = {
-	{ OFFSET, .prev = 0, .next = 100 },
-	{ OFFSET, .prev = 100, .next = 200 },
-	{ OFFSET, .prev = 150, .next = 300, .violations = 1 },	/* previous is not 200 */
-	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },	/* created: runs L1 */
-	{ MULTIPLIER, .prev = ONE_32, .next = 0, .frac_bits = 32, .violations = 1 },	/* 0 */
-	{ MULTIPLIER, .prev = 5, .next = ONE_32, .frac_bits = 48, .violations = 2 },	/* 0; 32 */
-	{ NESTED, false, .prev = 300, .next = 300, .prev_multiplier = ONE_32,
-	  .multiplier = ONE_32, .violations = 1 },	/* guest_mode 0 in L1 */
-	{ NESTED, true, .prev = 300, .next = 1300, .prev_multiplier = ONE_32,
-	  .multiplier = ONE_32 },
-	{ NESTED, true, .prev = 1300, .next = 1400, .prev_multiplier = ONE_32,
-	  .multiplier = 0, .violations = 1 },	/* multiplier 0 */
-	{ NESTED, false, .prev = 999, .next = 300, .prev_multiplier = 0,
-	  .multiplier = ONE_32, .violations = 1 },	/* previous is not L2's */
-	{ NESTED, false, .prev = 300, .next = 300, .prev_multiplier = ONE_32,
-	  .multiplier = ONE_32, .violations = 1 },	/* guest_mode 0 in L1 */
-	{ NESTED, true, .prev = 300, .next = 2000, .prev_multiplier = ONE_32,
-	  .multiplier = ONE_32 },
-	{ NESTED, false, .prev = 2000, .next = 555, .prev_multiplier = ONE_32,
-	  .multiplier = ONE_32, .violations = 1 },	/* next is not L1's */
-	{ NESTED, true, .prev = 300, .next = 2000, .prev_multiplier = ONE_32,
-	  .multiplier = 2 * ONE_32 },
-	{ NESTED, false, .prev = 2000, .next = 300, .prev_multiplier = 2 * ONE_32,
-	  .multiplier = 2 * ONE_32, .violations = 1 },	/* L2's multiplier left */
-	{ NESTED, true, .prev = 300, .next = 400, .prev_multiplier = 3 * ONE_32,
-	  .multiplier = ONE_32, .violations = 1 },	/* previous multiplier not L1's */
-	{ NESTED, false, .prev = 400, .next = 300, .prev_multiplier = 2 * ONE_32,
-	  .multiplier = ONE_32, .violations = 1 },	/* previous multiplier not L2's */
+};
+
+/* One line a step: the event's fields in its order, then the violations. */
+#define OFFSET_STEP(_prev, _next, nr)						\
+	{ OFFSET, .prev = (_prev), .next = (_next), .violations = (nr) }
+#define MULTIPLIER_STEP(_prev, _next, bits, nr)					\
+	{ MULTIPLIER, .prev = (_prev), .next = (_next), .frac_bits = (bits),	\
+	  .violations = (nr) }
+#define NESTED_STEP(_guest_mode, _prev, _next, prev_mult, mult, nr)		\
+	{ NESTED, (_guest_mode), .prev = (_prev), .next = (_next),		\
+	  .prev_multiplier = (prev_mult), .multiplier = (mult), .violations = (nr) }
+
+static const struct step steps[] = {
+	OFFSET_STEP(0, 100, 0),
+	OFFSET_STEP(100, 200, 0),
+	OFFSET_STEP(150, 300, 1),			/* previous is not 200 */
+	MULTIPLIER_STEP(0, ONE_32, 32, 0),		/* created: runs L1 */
+	MULTIPLIER_STEP(ONE_32, 0, 32, 1),		/* 0 */
+	MULTIPLIER_STEP(5, ONE_32, 48, 2),		/* 0; 32 */
+	NESTED_STEP(false, 300, 300, ONE_32, ONE_32, 1),	/* guest_mode 0 in L1 */
+	NESTED_STEP(true, 300, 1300, ONE_32, ONE_32, 0),
+	NESTED_STEP(true, 1300, 1400, ONE_32, 0, 1),		/* multiplier 0 */
+	NESTED_STEP(false, 999, 300, 0, ONE_32, 1),		/* previous is not L2's */
+	NESTED_STEP(false, 300, 300, ONE_32, ONE_32, 1),	/* guest_mode 0 in L1 */
+	NESTED_STEP(true, 300, 2000, ONE_32, ONE_32, 0),
+	NESTED_STEP(false, 2000, 555, ONE_32, ONE_32, 1),	/* next is not L1's */
+	NESTED_STEP(true, 300, 2000, ONE_32, 2 * ONE_32, 0),
+	NESTED_STEP(false, 2000, 300, 2 * ONE_32, 2 * ONE_32, 1), /* L2's multiplier left */
+	NESTED_STEP(true, 300, 400, 3 * ONE_32, ONE_32, 1),	/* previous multiplier not L1's */
+	NESTED_STEP(false, 400, 300, 2 * ONE_32, ONE_32, 1),	/* previous multiplier not L2's */
 	/* vCPU 0 created again: a new VM, whose first offset is not checked. */
-	{ MULTIPLIER, .prev = 0, .next = ONE_32, .frac_bits = 32 },
-	{ OFFSET, .prev = 0, .next = 700 },
+	MULTIPLIER_STEP(0, ONE_32, 32, 0),
+	OFFSET_STEP(0, 700, 0),
 };
 
 static void play(const struct step *s)

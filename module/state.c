@@ -20,6 +20,7 @@
 #include <linux/vmalloc.h>
 
 #include "kvm_tsc_probe.h"
+#include "tsc_event_names.h"
 
 #define KTT_MAX_VMMS	64
 #define KTT_MAX_VCPUS	65536
@@ -139,8 +140,10 @@ static struct ktt_vcpu *get_vcpu(struct ktt_vmm *vmm, u32 vcpu_id)
 	return v;
 }
 
-static void touch(struct ktt_vcpu *v)
+/* An event of @kind on @v: counted, and @v the most recently changed. */
+static void touch(struct ktt_vcpu *v, int kind)
 {
+	nr_events[kind]++;
 	v->changed_ns = ktime_get_ns();
 	list_move_tail(&v->lru, &lru_list);
 }
@@ -170,11 +173,10 @@ void ktt_on_offset(pid_t tgid, u32 vcpu_id, u64 prev, u64 next)
 	raw_spin_lock_irqsave(&ktt_lock, flags);
 	v = get_vcpu(find_vmm(tgid), vcpu_id);
 	if (v->nr_offset)
-		check_equal(v, "kvm_write_tsc_offset previous", v->l1_offset, prev);
+		check_equal(v, TSC_OFFSET_EVENT " previous", v->l1_offset, prev);
 	v->l1_offset = next;
 	v->nr_offset++;
-	nr_events[EV_OFFSET]++;
-	touch(v);
+	touch(v, EV_OFFSET);
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
@@ -194,17 +196,16 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 	if (!prev)
 		v->mode = MODE_L1;
 	if (v->nr_multiplier)
-		check_equal(v, "kvm_write_tsc_multiplier previous", v->l1_multiplier, prev);
+		check_equal(v, TSC_MULTIPLIER_EVENT " previous", v->l1_multiplier, prev);
 	if (!next)
-		report(v, "kvm_write_tsc_multiplier next (never 0)", 1ULL << bits, next);
+		report(v, TSC_MULTIPLIER_EVENT " next (never 0)", 1ULL << bits, next);
 	if (frac_bits >= 0)
 		check_equal(v, "frac_bits", frac_bits, bits);
 	else
 		frac_bits = bits;
 	v->l1_multiplier = next;
 	v->nr_multiplier++;
-	nr_events[EV_MULTIPLIER]++;
-	touch(v);
+	touch(v, EV_MULTIPLIER);
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
@@ -221,32 +222,31 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 	raw_spin_lock_irqsave(&ktt_lock, flags);
 	v = get_vcpu(find_vmm(tgid), vcpu_id);
 	if (v->mode == MODE_L2) {
-		check_equal(v, "kvm_nested_tsc_offset previous (L2)", v->l2_offset, prev);
-		check_equal(v, "kvm_nested_tsc_offset previous multiplier (L2)",
+		check_equal(v, TSC_NESTED_EVENT " previous (L2)", v->l2_offset, prev);
+		check_equal(v, TSC_NESTED_EVENT " previous multiplier (L2)",
 			    v->l2_multiplier, prev_multiplier);
 	} else if (v->mode == MODE_L1) {
 		if (v->nr_offset)
-			check_equal(v, "kvm_nested_tsc_offset previous (L1)", v->l1_offset, prev);
+			check_equal(v, TSC_NESTED_EVENT " previous (L1)", v->l1_offset, prev);
 		if (v->nr_multiplier)
-			check_equal(v, "kvm_nested_tsc_offset previous multiplier (L1)",
+			check_equal(v, TSC_NESTED_EVENT " previous multiplier (L1)",
 				    v->l1_multiplier, prev_multiplier);
 	}
 	if (!guest_mode && v->mode == MODE_L1)
-		report(v, "kvm_nested_tsc_offset guest_mode 0 outside L2", 1, 0);
+		report(v, TSC_NESTED_EVENT " guest_mode 0 outside L2", 1, 0);
 	if (!guest_mode && v->nr_offset)
-		check_equal(v, "kvm_nested_tsc_offset next (L1)", v->l1_offset, next);
+		check_equal(v, TSC_NESTED_EVENT " next (L1)", v->l1_offset, next);
 	if (!guest_mode && v->nr_multiplier)
-		check_equal(v, "kvm_nested_tsc_offset multiplier (L1)", v->l1_multiplier,
+		check_equal(v, TSC_NESTED_EVENT " multiplier (L1)", v->l1_multiplier,
 			    multiplier);
 	/* Without a multiplier write (no TSC scaling, rate caught up) it stays 0. */
 	if (!multiplier && v->nr_multiplier)
-		report(v, "kvm_nested_tsc_offset multiplier (never 0)", v->l1_multiplier, 0);
+		report(v, TSC_NESTED_EVENT " multiplier (never 0)", v->l1_multiplier, 0);
 	v->mode = guest_mode ? MODE_L2 : MODE_L1;
 	v->l2_offset = next;
 	v->l2_multiplier = multiplier;
 	v->nr_nested++;
-	nr_events[EV_NESTED]++;
-	touch(v);
+	touch(v, EV_NESTED);
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
@@ -337,8 +337,9 @@ void ktt_show_counters(struct seq_file *m)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&ktt_lock, flags);
-	seq_printf(m, "kvm_write_tsc_offset %llu\nkvm_write_tsc_multiplier %llu\nkvm_nested_tsc_offset %llu\nviolations %llu\nevictions %llu\ntable_size %u\ntable_bytes %zu\n",
-		   nr_events[EV_OFFSET], nr_events[EV_MULTIPLIER], nr_events[EV_NESTED],
+	seq_printf(m, "%s %llu\n%s %llu\n%s %llu\nviolations %llu\nevictions %llu\ntable_size %u\ntable_bytes %zu\n",
+		   TSC_OFFSET_EVENT, nr_events[EV_OFFSET], TSC_MULTIPLIER_EVENT,
+		   nr_events[EV_MULTIPLIER], TSC_NESTED_EVENT, nr_events[EV_NESTED],
 		   nr_violations, nr_evictions, table_size,
 		   table_size * sizeof(*table) + (sizeof(*buckets) << hash_bits));
 	raw_spin_unlock_irqrestore(&ktt_lock, flags);

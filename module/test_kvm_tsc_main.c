@@ -42,6 +42,7 @@
 #include <../arch/x86/kvm/trace.h>
 
 #include "tp_attach.h"
+#include "tsc_event_names.h"
 
 #define KTK_MAX_VCPUS		8
 #define KTK_MAX_EVENTS		256
@@ -189,21 +190,23 @@ static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 
 /* A kind this kernel's trace.h lacks keeps a NULL name: nothing to attach. */
 static struct tp_probe ktk_probes[KTK_NR_KINDS] = {
-	[KTK_OFFSET] = TP_PROBE(kvm_write_tsc_offset, ktk_probe_offset),
+	[KTK_OFFSET] = TP_PROBE(TSC_OFFSET_TP, ktk_probe_offset),
 #ifdef KTT_HAVE_TSC_MULTIPLIER
-	[KTK_MULTIPLIER] = TP_PROBE(kvm_write_tsc_multiplier, ktk_probe_multiplier),
+	[KTK_MULTIPLIER] = TP_PROBE(TSC_MULTIPLIER_TP, ktk_probe_multiplier),
 #endif
 #ifdef KTT_HAVE_NESTED_TSC_OFFSET
-	[KTK_NESTED] = TP_PROBE(kvm_nested_tsc_offset, ktk_probe_nested),
+	[KTK_NESTED] = TP_PROBE(TSC_NESTED_TP, ktk_probe_nested),
 #endif
 };
 
 static const char * const ktk_kind_names[KTK_NR_KINDS] = {
-	"kvm_write_tsc_offset", "kvm_write_tsc_multiplier", "kvm_nested_tsc_offset",
+	[KTK_OFFSET] = TSC_OFFSET_EVENT,
+	[KTK_MULTIPLIER] = TSC_MULTIPLIER_EVENT,
+	[KTK_NESTED] = TSC_NESTED_EVENT,
 };
 
 /* Quiet: the kernel log is this module's KTAP output. */
-static DEFINE_TP_PROBES(ktk_tp_probes, "kvm", ktk_probes, false);
+static DEFINE_TP_PROBES(ktk_tp_probes, TSC_EVENT_SYSTEM, ktk_probes, false);
 
 static int ktk_attach_probes(struct ktk_ctx *t)
 {
@@ -225,17 +228,17 @@ static void ktk_print_event(const char *label, const struct ktk_event *e)
 {
 	switch (e->kind) {
 	case KTK_OFFSET:
-		pr_info("# %s: kvm_write_tsc_offset: vcpu=%u prev=%llu next=%llu\n",
-			label, e->vcpu_id, e->prev, e->next);
+		pr_info("# %s: %s: vcpu=%u prev=%llu next=%llu\n",
+			label, ktk_kind_names[e->kind], e->vcpu_id, e->prev, e->next);
 		break;
 	case KTK_MULTIPLIER:
-		pr_info("# %s: kvm_write_tsc_multiplier: vcpu=%u prev=%#llx next=%#llx frac_bits=%u\n",
-			label, e->vcpu_id, e->prev, e->next, e->frac_bits);
+		pr_info("# %s: %s: vcpu=%u prev=%#llx next=%#llx frac_bits=%u\n",
+			label, ktk_kind_names[e->kind], e->vcpu_id, e->prev, e->next, e->frac_bits);
 		break;
 	default:
-		pr_info("# %s: kvm_nested_tsc_offset: vcpu=%u guest_mode=%u prev=%llu next=%llu multiplier %#llx -> %#llx\n",
-			label, e->vcpu_id, e->guest_mode, e->prev, e->next, e->prev_multiplier,
-			e->multiplier);
+		pr_info("# %s: %s: vcpu=%u guest_mode=%u prev=%llu next=%llu multiplier %#llx -> %#llx\n",
+			label, ktk_kind_names[e->kind], e->vcpu_id, e->guest_mode, e->prev, e->next,
+			e->prev_multiplier, e->multiplier);
 		break;
 	}
 }
@@ -517,36 +520,47 @@ static void ktk_check_offset(struct ktk_ctx *t, const char *step, u32 id, int re
 	ktk_report(t, ok && !ret && sane, NULL, "vcpu %u: %s", id, what);
 }
 
+/* vCPU @id's offset read before and after @act, which should move it. */
+static int ktk_offset_around(struct ktk_ctx *t, u32 id, int (*act)(struct ktk_ctx *t, u32 id),
+			     u64 *before, u64 *after)
+{
+	int ret = ktk_get_offset(t, id, before);
+
+	if (!ret)
+		ret = act(t, id);
+	if (!ret)
+		ret = ktk_get_offset(t, id, after);
+	return ret;
+}
+
+static int ktk_write_attr_offset(struct ktk_ctx *t, u32 id)
+{
+	return ktk_set_offset(t, id, ktk_attr_offset(id));
+}
+
 static void ktk_step_offset_attr(struct ktk_ctx *t, u32 id)
 {
 	u64 value = ktk_attr_offset(id), before = 0, after = 0;
-	bool sane;
-	int ret;
+	int ret = ktk_offset_around(t, id, ktk_write_attr_offset, &before, &after);
+	bool sane = after == value;
 
-	ret = ktk_get_offset(t, id, &before);
-	if (!ret)
-		ret = ktk_set_offset(t, id, value);
-	if (!ret)
-		ret = ktk_get_offset(t, id, &after);
-	sane = after == value;
 	if (!ret && !sane)
 		pr_info("# the attribute reads %llu after %llu was written\n", after, value);
 	ktk_check_offset(t, "offset_attr", id, ret, before, after, sane,
 			 "KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET) writes the offset it is given");
 }
 
+static int ktk_write_tsc_msr(struct ktk_ctx *t, u32 id)
+{
+	return ktk_set_tsc_msr(t, id, ktk_msr_tsc(id));
+}
+
 static void ktk_step_tsc_msr(struct ktk_ctx *t, u32 id)
 {
 	u64 before = 0, after = 0;
-	bool sane;
-	int ret;
+	int ret = ktk_offset_around(t, id, ktk_write_tsc_msr, &before, &after);
+	bool sane = after != before;
 
-	ret = ktk_get_offset(t, id, &before);
-	if (!ret)
-		ret = ktk_set_tsc_msr(t, id, ktk_msr_tsc(id));
-	if (!ret)
-		ret = ktk_get_offset(t, id, &after);
-	sane = after != before;
 	if (!ret && !sane)
 		pr_info("# the offset stayed %llu: KVM took the write for a TSC sync\n", after);
 	ktk_check_offset(t, "tsc_msr", id, ret, before, after, sane,
@@ -561,11 +575,7 @@ static void ktk_step_guest_wrmsr(struct ktk_ctx *t, u32 id)
 
 	ret = ktk_write_guest(t, adjust);
 	if (!ret)
-		ret = ktk_get_offset(t, id, &before);
-	if (!ret)
-		ret = ktk_run_to_hlt(t, id);
-	if (!ret)
-		ret = ktk_get_offset(t, id, &after);
+		ret = ktk_offset_around(t, id, ktk_run_to_hlt, &before, &after);
 	/* IA32_TSC_ADJUST starts at 0: the offset moves by what the guest wrote. */
 	sane = after - before == adjust;
 	if (!ret && !sane)
@@ -599,7 +609,7 @@ static void ktk_step_tsc_khz(struct ktk_ctx *t, u32 id)
 	ret = ktk_ioctl(t->vcpus[id].file, KVM_SET_TSC_KHZ, khz, NULL);
 	if (!t->attached[KTK_MULTIPLIER]) {
 		ktk_take_events(t, NULL, -1);
-		ktk_report(t, !require_events, "kvm_write_tsc_multiplier is not in this kernel",
+		ktk_report(t, !require_events, TSC_MULTIPLIER_EVENT " is not in this kernel",
 			   "vcpu %u: %s", id, what);
 	} else if (!t->has_tsc_control) {
 		ok = ktk_take_events(t, NULL, 0) && ret == -EINVAL;
@@ -702,13 +712,13 @@ static void ktk_check_no_nested(struct ktk_ctx *t)
 	for (i = 0; i < t->cursor; i++)
 		nested += ktk_log.ev[i].kind == KTK_NESTED;
 	if (!t->attached[KTK_NESTED]) {
-		ktk_report(t, !require_events, "kvm_nested_tsc_offset is not in this kernel",
-			   "no kvm_nested_tsc_offset without L2");
+		ktk_report(t, !require_events, TSC_NESTED_EVENT " is not in this kernel",
+			   "no " TSC_NESTED_EVENT " without L2");
 		return;
 	}
 	if (nested)
-		pr_info("# %u kvm_nested_tsc_offset events\n", nested);
-	ktk_report(t, !nested, NULL, "no kvm_nested_tsc_offset without L2");
+		pr_info("# %u " TSC_NESTED_EVENT " events\n", nested);
+	ktk_report(t, !nested, NULL, "no " TSC_NESTED_EVENT " without L2");
 }
 
 static void ktk_check_no_stray(struct ktk_ctx *t)
@@ -734,22 +744,21 @@ static void ktk_run_steps(struct ktk_ctx *t)
 	ktk_check_no_stray(t);
 }
 
-/* Maps, probes, the VM and its vCPUs, each vCPU's creation a check. */
+/*
+ * Maps, probes, the VM and its vCPUs, each vCPU's creation a check; up to
+ * the first error, whatever was done is ktk_tear_down()'s to undo.
+ */
 static int ktk_set_up(struct ktk_ctx *t)
 {
-	int ret;
+	static int (* const steps[])(struct ktk_ctx *t) = {
+		ktk_map_memory, ktk_attach_probes, ktk_report_attached, ktk_create_vm,
+	};
+	unsigned int i;
+	int ret = 0;
 	u32 id;
 
-	ret = ktk_map_memory(t);
-	if (ret)
-		return ret;
-	ret = ktk_attach_probes(t);
-	if (ret)
-		return ret;
-	ret = ktk_report_attached(t);
-	if (ret)
-		return ret;
-	ret = ktk_create_vm(t);
+	for (i = 0; !ret && i < ARRAY_SIZE(steps); i++)
+		ret = steps[i](t);
 	for (id = 0; !ret && id < nr_vcpus; id++)
 		ret = ktk_create_vcpu(t, id);
 	return ret;

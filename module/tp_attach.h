@@ -34,8 +34,11 @@ struct tp_probe {
  * looks for and the prototype check, so the two cannot drift apart: the
  * zero added to the name is a build error unless @probe is what
  * check_trace_callback_type_@tpname() takes, as the trace header declares.
+ * @tpname may be a macro that names the tracepoint (tsc_event_names.h's
+ * TSC_*_TP): it is expanded before __TP_PROBE() pastes and stringifies it.
  */
-#define TP_PROBE(tpname, probe)							\
+#define TP_PROBE(tpname, probe) __TP_PROBE(tpname, probe)
+#define __TP_PROBE(tpname, probe)						\
 	{									\
 		.name = #tpname + BUILD_BUG_ON_ZERO(!__same_type(		\
 			check_trace_callback_type_##tpname,			\

@@ -9,36 +9,20 @@
 # dash and bash all have it.
 # shellcheck disable=SC3043
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
-
-readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"
-VENDOR=
+. "$(dirname "$0")/probe_lib.sh"
 
 # Every TSC tracepoint shows WHERE ("kvm" or "waiting") in the attached file.
 expect_attached()
 {
 	local where="$1" event
 
-	for event in $EVENTS; do
+	for event in $TSC_EVENTS; do
 		grep -qx "$event $where" "$DEBUGFS/attached" && continue
 		ktap_print_msg "$event: expected '$where', attached says:"
 		sed 's/^/#   /' "$DEBUGFS/attached"
 		return 1
 	done
-}
-
-load_kvm()
-{
-	modprobe "$VENDOR" nested=1
-}
-
-unload_kvm()
-{
-	rmmod "$VENDOR" kvm
 }
 
 probe_waits()
@@ -60,19 +44,14 @@ kvm_goes()
 clean_up()
 {
 	unload_if_loaded "$PROBE"
-	if ! is_loaded "$VENDOR"; then
-		load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
-	fi
+	reload_kvm_if_gone
 }
 
 start_test
-require_probe_ko
-require_probe_unloaded
-require_debugfs
+require_probe
 require_kvm_vendor
 ktap_set_plan 5
-trap clean_up EXIT
-trap 'exit 1' INT TERM
+clean_up_on_exit clean_up
 unload_kvm || ktap_exit_fail_msg "cannot unload $VENDOR and kvm"
 insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
 ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" probe_waits

@@ -15,11 +15,8 @@
 # dash and bash all have it.
 # shellcheck disable=SC3043
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
+. "$(dirname "$0")/probe_lib.sh"
 
 readonly CYCLES="${CHURN_CYCLES:-100}"
 readonly VMS="${CHURN_VMS:-10000}"
@@ -30,11 +27,6 @@ readonly WRITER_VMS=1000000000
 WRITER_PIDS=
 TABLE_KB=0
 LOADED=0
-
-vmalloc_used_kb()
-{
-	sed -n 's/^VmallocUsed: *\([0-9]*\) kB$/\1/p' /proc/meminfo
-}
 
 load_unload()
 {
@@ -101,9 +93,9 @@ cycle()
 
 	start=$(date +%s)
 	LOADED=$(repeat_until_failure load_unload 0 "$WARMUP")
-	before=$(vmalloc_used_kb)
+	before=$(meminfo_kb VmallocUsed)
 	[ "$LOADED" = "$WARMUP" ] && LOADED=$(repeat_until_failure load_unload "$WARMUP" "$CYCLES")
-	after=$(vmalloc_used_kb)
+	after=$(meminfo_kb VmallocUsed)
 	ktap_print_msg "$LOADED load/unload cycles in $(($(date +%s) - start)) s;" \
 		"VmallocUsed $before kB after $WARMUP, $after kB after $LOADED; table $TABLE_KB kB"
 	GROWTH=$((after - before))
@@ -147,14 +139,11 @@ clean_up()
 }
 
 start_test
-require_probe_ko
-require_probe_unloaded
-require_debugfs
+require_probe
 require_dev_kvm
 [ -x "$TSC_WRITER" ] || skip_all "$TSC_WRITER is missing: install the kvm-tsc-trace collection beside this one, or set TSC_WRITER"
 ktap_set_plan 6
-trap clean_up EXIT
-trap 'exit 1' INT TERM
+clean_up_on_exit clean_up
 clear_kmemleak
 start_writers
 ktap_test_result "TSC writes of two VM-churning tsc_writers reach $PROBE" events_reach_probe

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-# probe_lib.sh: what the kvm_tsc_probe tests share: where the module, tsc_writer and debugfs are, and the checks that skip a test (POSIX sh, sourced).
+# probe_lib.sh: what the module tests share: where kvm_tsc_probe, tsc_writer and debugfs are, the checks that skip a test, and the set-up and clean-up steps the tests repeat (POSIX sh, sourced).
 #
-# The sourcing test sets TEST_DIR, its own directory. The installed
-# collection holds the module and ktap_helpers.sh next to the tests; the
-# kvm-tsc-trace collection, tsc_writer's, is installed beside it.
-# KVM_TSC_PROBE_KO and TSC_WRITER override where the two are looked for.
+# A test sources it as "$(dirname "$0")/probe_lib.sh" (test_module_lib.sh
+# does for the test module's tests), and finds the rest in TEST_DIR, its
+# own directory. The installed collection holds the module and
+# ktap_helpers.sh next to the tests; the kvm-tsc-trace collection,
+# tsc_writer's, is installed beside it. KVM_TSC_PROBE_KO and TSC_WRITER
+# override where the two are looked for.
 
 # 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
 # dash and bash all have it.
@@ -12,12 +14,20 @@
 # The constants below are for the tests that source this file.
 # shellcheck disable=SC2034
 
+set -u
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+readonly TEST_DIR
 readonly PROBE=kvm_tsc_probe
 readonly DEBUGFS_ROOT=/sys/kernel/debug
 readonly DEBUGFS=$DEBUGFS_ROOT/$PROBE
 readonly KMEMLEAK=$DEBUGFS_ROOT/kmemleak
 readonly PROBE_KO="${KVM_TSC_PROBE_KO:-$TEST_DIR/$PROBE.ko}"
 readonly TSC_WRITER="${TSC_WRITER:-$TEST_DIR/../kvm-tsc-trace/tsc_writer}"
+# The TSC tracepoints, as include/tsc_event_names.h names them.
+readonly TSC_EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"
+# The vendor module, kvm_amd or kvm_intel, once require_kvm_vendor found it.
+VENDOR=
 
 # The installed copy first, then the kernel's kselftest directory that an
 # install of the kernel's own collections puts at the root.
@@ -77,25 +87,27 @@ require_modules()
 	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
 }
 
-require_probe_ko()
+# Mounts debugfs unless somebody has; fails if it cannot be.
+mount_debugfs()
 {
-	[ -r "$PROBE_KO" ] || skip_all "$PROBE_KO is missing: build the module and install it with the tests"
+	grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts ||
+		mount -t debugfs debugfs "$DEBUGFS_ROOT" 2>/dev/null
 }
 
-# The tests that load the probe need it unloaded, and must not take it
-# from whoever loaded it.
-require_probe_unloaded()
-{
-	! is_loaded "$PROBE" ||
-		skip_all "$PROBE is already loaded by someone else: unload it first"
-}
-
-# The probe's files live there; mount it if nobody has.
+# The probe's files live there.
 require_debugfs()
 {
-	grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts && return
-	mount -t debugfs debugfs "$DEBUGFS_ROOT" 2>/dev/null ||
-		skip_all "debugfs is not mounted on $DEBUGFS_ROOT and cannot be"
+	mount_debugfs || skip_all "debugfs is not mounted on $DEBUGFS_ROOT and cannot be"
+}
+
+# What a test that loads the probe itself needs: the module, not loaded by
+# someone else (whose probe it must not take), and debugfs for its files.
+require_probe()
+{
+	[ -r "$PROBE_KO" ] || skip_all "$PROBE_KO is missing: build the module and install it with the tests"
+	! is_loaded "$PROBE" ||
+		skip_all "$PROBE is already loaded by someone else: unload it first"
+	require_debugfs
 }
 
 require_dev_kvm()
@@ -119,6 +131,28 @@ require_kvm_vendor()
 	VENDOR=$(find_kvm_vendor)
 	[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
 	ktap_print_msg "vendor module: $VENDOR"
+}
+
+load_kvm()
+{
+	modprobe "$VENDOR" nested=1
+}
+
+unload_kvm()
+{
+	rmmod "$VENDOR" kvm
+}
+
+# For the clean-up of a test that unloads KVM: leave it loaded, as found.
+reload_kvm_if_gone()
+{
+	is_loaded "$VENDOR" || load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
+}
+
+# Prints the kB that /proc/meminfo gives for FIELD.
+meminfo_kb()
+{
+	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo
 }
 
 # Runs COMMAND from run FROM until run TO or its first failure; prints how
@@ -173,4 +207,13 @@ start_test()
 	ktap_print_header
 	require_root
 	require_modules
+}
+
+# CLEAN_UP runs however the test ends: INT and TERM exit through it too.
+clean_up_on_exit()
+{
+	# The function's name is meant to expand now.
+	# shellcheck disable=SC2064
+	trap "$1" EXIT
+	trap 'exit 1' INT TERM
 }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# test_module_lib.sh: what the test_kvm_tsc tests share: where the test module is, loading it from a process whose pid is known, and reading its KTAP back from the kernel log (POSIX sh, sourced after probe_lib.sh).
+# test_module_lib.sh: what the test_kvm_tsc tests share: where the test module is, loading it from a process whose pid is known, and reading its KTAP back from the kernel log (POSIX sh, sourced; it sources probe_lib.sh).
 #
 # The module is looked for next to the tests (where the collection's
 # install puts it), then next to kvm_tsc_probe.ko; TEST_KVM_TSC_KO
@@ -9,6 +9,9 @@
 # shellcheck shell=sh disable=SC3043
 # The constants below are for the tests that source this file.
 # shellcheck disable=SC2034
+
+# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
+. "$(dirname "$0")/probe_lib.sh"
 
 readonly TEST_MODULE=test_kvm_tsc
 readonly TRACEFS=/sys/kernel/tracing

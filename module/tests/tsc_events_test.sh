@@ -12,15 +12,9 @@
 # dash and bash all have it.
 # shellcheck disable=SC3043
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
-. "$TEST_DIR/test_module_lib.sh"
+. "$(dirname "$0")/test_module_lib.sh"
 
-readonly EVENTS="kvm_write_tsc_offset kvm_write_tsc_multiplier kvm_nested_tsc_offset"
 readonly INSTANCE=$TRACEFS/instances/ktk-$$
 readonly OTHER=$TRACEFS/instances/ktk-$$-other
 TOP_BEFORE=0
@@ -65,7 +59,7 @@ create_instance()
 	echo x86-tsc >"$dir/trace_clock" || return 1
 	echo "$pid" >"$dir/set_event_pid" || return 1
 	echo "$fork" >"$dir/options/event-fork" || return 1
-	for event in $EVENTS; do
+	for event in $TSC_EVENTS; do
 		[ -d "$dir/events/kvm/$event" ] || continue
 		echo 1 >"$dir/events/kvm/$event/enable" || return 1
 	done
@@ -161,8 +155,7 @@ require_test_module
 require_tracefs
 require_tsc_events
 grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
-trap clean_up EXIT
-trap 'exit 1' INT TERM
+clean_up_on_exit clean_up
 make_load_dir
 set_up_tracing
 ktap_print_msg "loading $TEST_KO $MODULE_ARGS, recorded in $INSTANCE"

@@ -9,15 +9,8 @@
 # dash and bash all have it.
 # shellcheck disable=SC3043
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
-. "$TEST_DIR/test_module_lib.sh"
-
-VENDOR=
+. "$(dirname "$0")/test_module_lib.sh"
 
 # The load must fail and the module must not stay loaded.
 load_fails()
@@ -64,12 +57,6 @@ endless_guest_fails()
 		cleanup_clean
 }
 
-# Nothing holds a VM or /dev/kvm open: the vendor module and kvm go.
-kvm_unloads()
-{
-	rmmod "$VENDOR" kvm
-}
-
 # With KVM gone, the load fails with ENODEV and a SKIP line saying why.
 no_kvm_skips()
 {
@@ -78,32 +65,25 @@ no_kvm_skips()
 		module_skip_reason | grep -q 'cannot open /dev/kvm'
 }
 
-load_kvm()
-{
-	modprobe "$VENDOR" nested=1
-}
-
 # Leave the test module unloaded and KVM loaded, as the test found them.
 clean_up()
 {
 	clean_up_test_module
-	if ! is_loaded "$VENDOR"; then
-		load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
-	fi
+	reload_kvm_if_gone
 }
 
 start_test
 require_test_module
 require_kvm_vendor
 ktap_set_plan 5
-trap clean_up EXIT
-trap 'exit 1' INT TERM
+clean_up_on_exit clean_up
 make_load_dir
 ktap_test_result "fail_step=tsc_msr fails the load on that step alone, with expected and seen values" \
 	wrong_expectation_fails
 ktap_test_result "guest_no_hlt=1 fails the load: each guest step says it saw no HLT" \
 	endless_guest_fails
-ktap_test_result "$VENDOR and kvm unload after the failed loads: no VM or file left" kvm_unloads
+# Nothing holds a VM or /dev/kvm open: the vendor module and kvm go.
+ktap_test_result "$VENDOR and kvm unload after the failed loads: no VM or file left" unload_kvm
 ktap_test_result "without KVM the load fails with ENODEV and a SKIP line saying why" no_kvm_skips
 ktap_test_result "$VENDOR reloads with nested=1" load_kvm
 ktap_finished

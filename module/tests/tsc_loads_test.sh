@@ -13,13 +13,8 @@
 # dash and bash all have it.
 # shellcheck disable=SC3043
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
-. "$TEST_DIR/test_module_lib.sh"
+. "$(dirname "$0")/test_module_lib.sh"
 
 readonly LOADS=100
 readonly WARMUP=10
@@ -32,11 +27,6 @@ SLAB_BEFORE=0
 SLAB_AFTER=0
 VMALLOC_BEFORE=0
 VMALLOC_AFTER=0
-
-meminfo_kb()
-{
-	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo
-}
 
 # Reclaimable caches out of the way, so that what remains is what stays.
 settle_memory()
@@ -102,11 +92,9 @@ vmalloc_stays()
 start_test
 require_test_module
 ktap_set_plan 4
-trap clean_up_test_module EXIT
-trap 'exit 1' INT TERM
+clean_up_on_exit clean_up_test_module
 make_load_dir
-grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts ||
-	mount -t debugfs debugfs "$DEBUGFS_ROOT" 2>/dev/null
+mount_debugfs
 clear_kmemleak
 run_all_loads
 ktap_test_result "$LOADS loads in a row pass all their checks and unload" all_loads_pass

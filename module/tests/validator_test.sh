@@ -6,11 +6,8 @@
 # dash and bash all have it.
 # shellcheck disable=SC3043
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
+. "$(dirname "$0")/probe_lib.sh"
 
 readonly PLANTED=12
 
@@ -33,12 +30,9 @@ clean_up()
 }
 
 start_test
-require_probe_ko
-require_probe_unloaded
-require_debugfs
+require_probe
 ktap_set_plan 1
-trap clean_up EXIT
-trap 'exit 1' INT TERM
+clean_up_on_exit clean_up
 ktap_test_result "$PROBE selftest=1 counts exactly the $PLANTED planted violations" \
 	selftest_counts_planted
 ktap_finished

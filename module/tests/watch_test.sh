@@ -6,11 +6,8 @@
 # collections inserts the probe before all of them, and this test reports
 # what it saw and unloads it for the tests after it.
 
-set -u
-
-TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
-. "$TEST_DIR/probe_lib.sh"
+. "$(dirname "$0")/probe_lib.sh"
 
 report_counters()
 {
