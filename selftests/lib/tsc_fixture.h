@@ -150,7 +150,10 @@ static void __attribute__((destructor)) tsc_remove_left_instances(void)
 
 /*
  * The helpers below name this FIXTURE_DATA(tsc) as struct _test_data_tsc,
- * which checkpatch does not mistake for a multiplication.
+ * which checkpatch does not mistake for a multiplication. Not the KVM
+ * library's KVM_ONE_VCPU_TEST_SUITE: its setup creates the VM, while here
+ * the instance must record before the VM exists, and tests choose how
+ * many vCPUs it has.
  */
 FIXTURE(tsc) {
 	/* TSC_INSTANCE_FMT: instances named after it go with it. */
@@ -164,10 +167,11 @@ FIXTURE(tsc) {
 FIXTURE_SETUP(tsc)
 {
 	const char *what, *unusable = tsc_event_unusable(_metadata, TSC_OFFSET_EVENT);
-	int ret = kvm_dev_errno();
+	int ret;
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
+	ret = kvm_dev_errno();
 	if (ret)
 		SKIP(return, KVM_DEV_UNUSABLE, strerror(ret));
 
