@@ -3,7 +3,8 @@
  * tsc_fixture.h: the kselftest_harness fixture of the TSC tests, which owns
  * a tracefs instance recording the test's TSC events with the host TSC as
  * clock and the test's VM (from the KVM selftest library), and the
- * asserting helpers the tests share. Include it from the one source file of a test program.
+ * asserting helpers the tests share. Include it from the one source file
+ * of a test program.
  *
  * Who removes the instance, however the test ends: with 6.12's harness a
  * TEST_F runs in a grandchild of the harness process; its parent runs
