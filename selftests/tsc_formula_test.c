@@ -7,23 +7,12 @@
  * unscaled (the default multiplier, scale(t) = t), and with TSC scaling
  * after KVM_SET_TSC_KHZ to half the host's rate.
  */
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "tsc_fixture.h"
 
 /* 2^40 cycles behind the host: minutes at any TSC rate. */
 #define GUEST_OFFSET (-(1ULL << 40))
-
-static void guest_read_tsc(struct __test_metadata *_metadata, struct guest_vcpu *vcpu,
-			   struct tsc_sample *s)
-{
-	int ret = _guest_read_tsc(vcpu, s);
-
-	ASSERT_EQ(0, ret) TH_LOG("vCPU %u: %s (exit reason %u, port %#x, size %u)", vcpu->id,
-				 strerror(-ret), vcpu->run->exit_reason, vcpu->run->io.port,
-				 vcpu->run->io.size);
-}
 
 /* The guest's rdtsc on vCPU 0 against the offset of its latest event. */
 static void check_guest_tsc(struct __test_metadata *_metadata, struct _test_data_tsc *self,
@@ -38,7 +27,7 @@ static void check_guest_tsc(struct __test_metadata *_metadata, struct _test_data
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
 	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset for vCPU 0 after %s", after);
-	guest_read_tsc(_metadata, &self->vm.vcpus[0], &s);
+	tsc_guest_read(self->vcpus[0], &s);
 	low = s.host_before + ev->next;
 	high = s.host_after + ev->next;
 	/* Unsigned differences: the interval may wrap around 2^64. */
@@ -61,11 +50,11 @@ TEST_F(tsc, guest_tsc_after_offset_attr)
 	int ret;
 
 	tsc_create_vm(_metadata, self, 1);
-	if (!vcpu_has_tsc_offset_attr(self->vm.vcpus[0].fd))
+	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
 		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
 	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	ret = _vcpu_set_tsc_offset(self->vm.vcpus[0].fd, GUEST_OFFSET);
-	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", strerror(-ret));
+	ret = __vcpu_set_tsc_offset(self->vcpus[0], GUEST_OFFSET);
+	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", strerror(errno));
 	check_guest_tsc(_metadata, self, "KVM_VCPU_TSC_OFFSET");
 }
 
@@ -93,7 +82,7 @@ static void check_scaled_guest_tsc(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, off) TH_LOG("no %s for vCPU 0", TSC_OFFSET_EVENT);
 	ASSERT_NE(NULL, last_mult) TH_LOG("no %s for vCPU 0", TSC_MULTIPLIER_EVENT);
 	*mult = *last_mult;
-	guest_read_tsc(_metadata, &self->vm.vcpus[0], s);
+	tsc_guest_read(self->vcpus[0], s);
 	low = scale(s->host_before, mult->next, mult->frac_bits) + off->next;
 	high = scale(s->host_after, mult->next, mult->frac_bits) + off->next;
 	EXPECT_LE(s->guest - low, high - low)
@@ -113,21 +102,16 @@ TEST_F(tsc, scaled_guest_tsc)
 {
 	const char *unusable = tsc_event_unusable(_metadata, TSC_MULTIPLIER_EVENT);
 	struct tsc_event evs[TSC_MAX_EVENTS], mult;
-	int vcpu_fd, host_khz, guest_khz;
 	struct tsc_sample first, second;
 	uint64_t delta, low, high;
+	int host_khz, guest_khz;
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
-	if (ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) <= 0)
-		SKIP(return, "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)");
+	if (!kvm_has_cap(KVM_CAP_TSC_CONTROL))
+		SKIP(return, "%s", TSC_NO_SCALING);
 	tsc_create_vm(_metadata, self, 1);
-	vcpu_fd = self->vm.vcpus[0].fd;
-	host_khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ, 0);
-	ASSERT_LT(0, host_khz) TH_LOG("KVM_GET_TSC_KHZ: %s", strerror(errno));
-	guest_khz = host_khz / 2;
-	ASSERT_EQ(0, ioctl(vcpu_fd, KVM_SET_TSC_KHZ, guest_khz))
-		TH_LOG("KVM_SET_TSC_KHZ(%d): %s", guest_khz, strerror(errno));
+	guest_khz = tsc_set_half_khz(_metadata, self->vcpus[0], &host_khz);
 
 	/* vCPU creation's events and KVM_SET_TSC_KHZ's, all in @evs. */
 	check_scaled_guest_tsc(_metadata, self, evs, &mult, &first);
@@ -135,7 +119,7 @@ TEST_F(tsc, scaled_guest_tsc)
 		TH_LOG("KVM_SET_TSC_KHZ(%d) left the default multiplier", guest_khz);
 	usleep(10000);
 	/* Nothing since: the same offset and multiplier must still hold. */
-	guest_read_tsc(_metadata, &self->vm.vcpus[0], &second);
+	tsc_guest_read(self->vcpus[0], &second);
 
 	delta = second.guest - first.guest;
 	low = scale(second.host_before - first.host_after, mult.next, mult.frac_bits);

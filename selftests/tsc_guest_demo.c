@@ -8,27 +8,31 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "kselftest.h"
+#include "kvm_util.h"
+#include "processor.h"
 
-#include "guest.h"
-#include "kvm.h"
+#include "kvm_dev.h"
 #include "trace.h"
+#include "tsc_guest.h"
 
 #define NR_VCPUS	3
 #define NEW_TSC		1000000000000ULL	/* vCPU 1's TSC after KVM_SET_MSRS */
 #define NEW_OFFSET	(-5000000000LL)		/* vCPU 2's offset: 5e9 cycles behind */
 #define MAX_EVENTS	64
 
-/* The demo's instance, removed on every way out but a kill. */
+/*
+ * The demo's instance, removed on every way out but a kill: the library's
+ * failed assertions exit() too.
+ */
 static struct tracefs_instance *inst;
 
-static __noreturn void fail(const char *what, int err)
+static void remove_instance(void)
 {
 	_trace_instance_remove(inst);
-	ksft_exit_fail_msg("%s: %s\n", what, strerror(-err));
 }
 
 /* Records with the host TSC as clock, and only this process's events. */
@@ -44,6 +48,7 @@ static void create_instance(void)
 		ksft_exit_skip("trace clock %s is not available\n", TRACE_TSC_CLOCK);
 	if (ret)
 		ksft_exit_fail_msg("tracefs instance %s: %s: %s\n", name, what, strerror(-ret));
+	atexit(remove_instance);
 	printf("Recording in instance %s with trace_clock %s:\n", name, TRACE_TSC_CLOCK);
 }
 
@@ -54,9 +59,9 @@ struct vcpu_state {
 	unsigned int frac_bits;
 };
 
-static struct vcpu_state state[GUEST_MAX_VCPUS];
+static struct vcpu_state state[NR_VCPUS];
 /* The guest's last rdtsc on each vCPU, checked against the events at the end. */
-static struct tsc_sample last_sample[GUEST_MAX_VCPUS];
+static struct tsc_sample last_sample[NR_VCPUS];
 
 static void enable_tsc_events(void)
 {
@@ -65,7 +70,7 @@ static void enable_tsc_events(void)
 
 	ret = _trace_enable_tsc_events(inst, &event);
 	if (ret)
-		fail("enabling an event", ret);
+		ksft_exit_fail_msg("enabling kvm:%s: %s\n", event, strerror(-ret));
 	for (kind = 0; kind < TSC_NR_KINDS; kind++) {
 		event = tsc_event_types[kind].name;
 		printf("  kvm:%s: %s\n", event,
@@ -81,31 +86,29 @@ static uint64_t guest_tsc_at(const struct vcpu_state *s, uint64_t host_tsc)
 	       s->offset;
 }
 
-static void run_all_vcpus(struct guest_vm *vm, const char *when)
+static void run_all_vcpus(struct kvm_vcpu **vcpus, const char *when)
 {
 	struct tsc_sample *s;
-	int i, ret;
+	int i;
 
 	printf("\nGuest rdtsc %s (host TSC read just before and after each run):\n", when);
-	for (i = 0; i < vm->nr_vcpus; i++) {
+	for (i = 0; i < NR_VCPUS; i++) {
 		s = &last_sample[i];
-		ret = _guest_read_tsc(&vm->vcpus[i], s);
-		if (ret)
-			fail("running the guest", ret);
+		tsc_guest_read(vcpus[i], s);
 		printf("  vCPU %d: host %" PRIu64 " .. %" PRIu64 ", guest %" PRIu64 "\n",
 		       i, s->host_before, s->host_after, s->guest);
 	}
 }
 
 /* The formula, applied to the host TSC reads around the guest's rdtsc. */
-static void compare_samples(int nr_vcpus)
+static void compare_samples(void)
 {
 	const struct tsc_sample *s;
 	uint64_t low, high;
 	int i;
 
 	printf("\nThe last guest rdtsc of each vCPU against the events' values:\n");
-	for (i = 0; i < nr_vcpus; i++) {
+	for (i = 0; i < NR_VCPUS; i++) {
 		s = &last_sample[i];
 		low = guest_tsc_at(&state[i], s->host_before);
 		high = guest_tsc_at(&state[i], s->host_after);
@@ -115,22 +118,17 @@ static void compare_samples(int nr_vcpus)
 	}
 }
 
-static void change_tsc(struct guest_vm *vm)
+static void change_tsc(struct kvm_vcpu **vcpus)
 {
-	int ret;
-
 	printf("\nvCPU 1: KVM_SET_MSRS(IA32_TSC = %llu)\n", NEW_TSC);
-	ret = _vcpu_set_msr(vm->vcpus[1].fd, MSR_IA32_TSC, NEW_TSC);
-	if (ret)
-		fail("KVM_SET_MSRS(IA32_TSC)", ret);
-	if (!vcpu_has_tsc_offset_attr(vm->vcpus[2].fd)) {
+	vcpu_set_msr(vcpus[1], MSR_IA32_TSC, NEW_TSC);
+	if (!vcpu_has_tsc_offset_attr(vcpus[2])) {
 		printf("vCPU 2: KVM_VCPU_TSC_OFFSET not supported by this kernel\n");
 		return;
 	}
 	printf("vCPU 2: KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET = %lld)\n", NEW_OFFSET);
-	ret = _vcpu_set_tsc_offset(vm->vcpus[2].fd, NEW_OFFSET);
-	if (ret < 0)
-		printf("vCPU 2: KVM_VCPU_TSC_OFFSET failed: %s\n", strerror(-ret));
+	if (__vcpu_set_tsc_offset(vcpus[2], NEW_OFFSET))
+		printf("vCPU 2: KVM_VCPU_TSC_OFFSET failed: %s\n", strerror(errno));
 }
 
 static void explain_offset(const struct tsc_event *ev, struct vcpu_state *s)
@@ -160,7 +158,7 @@ static void explain_nested(const struct tsc_event *ev)
 
 static void explain_event(const struct tsc_event *ev)
 {
-	struct vcpu_state *s = &state[ev->vcpu_id % GUEST_MAX_VCPUS];
+	struct vcpu_state *s = &state[ev->vcpu_id % NR_VCPUS];
 
 	printf("[%" PRIu64 "] vCPU %u kvm:%s\n", ev->ts, ev->vcpu_id,
 	       tsc_event_types[ev->kind].name);
@@ -174,37 +172,31 @@ static void explain_event(const struct tsc_event *ev)
 
 int main(void)
 {
+	struct kvm_vcpu *vcpus[NR_VCPUS];
 	struct tsc_event evs[MAX_EVENTS];
-	struct guest_vm vm;
-	int kvm_fd, i, nr, ret;
+	int i, nr, err = kvm_dev_errno();
+	struct kvm_vm *vm;
 
-	if (geteuid() || !tracefs_tracing_dir())
-		ksft_exit_skip("needs root and a mounted tracefs\n");
-	kvm_fd = _kvm_open();
-	if (kvm_fd < 0)
-		ksft_exit_skip("cannot open %s: %s\n", KVM_DEV_PATH, strerror(-kvm_fd));
+	__TEST_REQUIRE(!geteuid() && tracefs_tracing_dir(), "needs root and a mounted tracefs");
+	__TEST_REQUIRE(!err, KVM_DEV_UNUSABLE, strerror(err));
 	create_instance();
 	enable_tsc_events();
 
-	printf("\nCreating a VM with %d vCPUs running a real-mode rdtsc loop\n", NR_VCPUS);
-	ret = _guest_vm_create(&vm, kvm_fd, NR_VCPUS);
-	if (ret)
-		fail("creating the VM", ret);
-	run_all_vcpus(&vm, "after creation");
-	change_tsc(&vm);
-	run_all_vcpus(&vm, "after the change");
+	printf("\nCreating a VM with %d vCPUs running a C guest's rdtsc loop\n", NR_VCPUS);
+	vm = vm_create_with_vcpus(NR_VCPUS, tsc_guest_code, vcpus);
+	run_all_vcpus(vcpus, "after creation");
+	change_tsc(vcpus);
+	run_all_vcpus(vcpus, "after the change");
 	tracefs_trace_off(inst);
 
 	printf("\nThe events, in host TSC order (timestamps are host TSC cycles):\n");
 	nr = _trace_read_tsc_events(inst, evs, MAX_EVENTS);
 	if (nr < 0)
-		fail("reading the events", nr);
+		ksft_exit_fail_msg("reading the events: %s\n", strerror(-nr));
 	for (i = 0; i < nr; i++)
 		explain_event(&evs[i]);
-	compare_samples(vm.nr_vcpus);
+	compare_samples();
 
-	guest_vm_destroy(&vm);
-	_trace_instance_remove(inst);
-	close(kvm_fd);
+	kvm_vm_free(vm);
 	return 0;
 }

@@ -53,7 +53,7 @@ static void write_tsc(struct __test_metadata *_metadata, struct _test_data_tsc *
 
 	tsc_create_vm(_metadata, self, NR_VCPUS);
 	for (i = 0; i < NR_VCPUS; i++)
-		vcpu_set_msr(_metadata, self->vm.vcpus[i].fd, MSR_IA32_TSC, TSC_VALUE);
+		vcpu_set_msr(self->vcpus[i], MSR_IA32_TSC, TSC_VALUE);
 }
 
 TEST_F(tsc, dedicated_instance_records_events)

@@ -69,7 +69,7 @@ TEST_F(tsc, module_state_is_last_event)
 		SKIP(return, "the kvm_tsc_probe module is not loaded (%s)", STATE_FILE);
 	tsc_create_vm(_metadata, self, NR_VCPUS);
 	for (i = 0; i < NR_VCPUS; i++)
-		vcpu_set_msr(_metadata, self->vm.vcpus[i].fd, MSR_IA32_TSC, (i + 1ULL) << 42);
+		vcpu_set_msr(self->vcpus[i], MSR_IA32_TSC, (i + 1ULL) << 42);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	read_module_state(_metadata, vcpus);
 	for (i = 0; i < NR_VCPUS; i++)

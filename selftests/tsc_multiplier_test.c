@@ -5,8 +5,6 @@
  * 32 with kvm_amd); with TSC scaling, KVM_SET_TSC_KHZ writes the ratio
  * (1 << frac_bits) * guest kHz / host kHz that KVM computes.
  */
-#include <sys/ioctl.h>
-
 #include "tsc_fixture.h"
 
 static unsigned int vendor_frac_bits(const char *module)
@@ -51,25 +49,20 @@ TEST_F(tsc, set_tsc_khz_writes_ratio)
 {
 	const char *module, *unusable = multiplier_unusable(_metadata, &module);
 	struct tsc_event evs[TSC_MAX_EVENTS];
-	int vcpu_fd, host_khz, guest_khz, nr;
+	int host_khz, guest_khz, nr;
 	const struct tsc_event *ev;
 	unsigned int frac_bits;
 	uint64_t expected;
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
-	if (ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) <= 0)
-		SKIP(return, "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)");
+	if (!kvm_has_cap(KVM_CAP_TSC_CONTROL))
+		SKIP(return, "%s", TSC_NO_SCALING);
 	frac_bits = vendor_frac_bits(module);
 
 	tsc_create_vm(_metadata, self, 1);
-	vcpu_fd = self->vm.vcpus[0].fd;
 	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	host_khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ, 0);
-	ASSERT_LT(0, host_khz) TH_LOG("KVM_GET_TSC_KHZ: %s", strerror(errno));
-	guest_khz = host_khz / 2;
-	ASSERT_EQ(0, ioctl(vcpu_fd, KVM_SET_TSC_KHZ, guest_khz))
-		TH_LOG("KVM_SET_TSC_KHZ(%d): %s", guest_khz, strerror(errno));
+	guest_khz = tsc_set_half_khz(_metadata, self->vcpus[0], &host_khz);
 
 	expected = ((__uint128_t)1 << frac_bits) * guest_khz / host_khz;
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);

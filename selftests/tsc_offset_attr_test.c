@@ -16,9 +16,9 @@ static void set_and_check(struct __test_metadata *_metadata, struct _test_data_t
 	const struct tsc_event *ev;
 	int ret, nr;
 
-	ret = _vcpu_set_tsc_offset(self->vm.vcpus[0].fd, offset);
+	ret = __vcpu_set_tsc_offset(self->vcpus[0], offset);
 	EXPECT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET = %lld): %s",
-				 (long long)offset, strerror(-ret));
+				 (long long)offset, strerror(errno));
 	if (ret)
 		return;
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
@@ -41,7 +41,7 @@ TEST_F(tsc, offset_attr_writes_offset)
 	int nr;
 
 	tsc_create_vm(_metadata, self, 1);
-	if (!vcpu_has_tsc_offset_attr(self->vm.vcpus[0].fd))
+	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
 		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);

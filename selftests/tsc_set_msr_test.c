@@ -13,10 +13,11 @@
 static const uint64_t tsc_values[NR_VCPUS] = { 1000000000000ULL, 5000000000000ULL };
 
 /* Every vCPU is checked, even after another one failed. */
-static void check_vcpu(struct __test_metadata *_metadata, int vcpu_fd, unsigned int id,
+static void check_vcpu(struct __test_metadata *_metadata, struct kvm_vcpu *vcpu,
 		       uint64_t last_next, const struct tsc_event *evs, int nr)
 {
-	const struct tsc_event *ev = tsc_last_event(evs, nr, TSC_OFFSET, id);
+	unsigned int id = vcpu->id;
+	const struct tsc_event *ev = tsc_last_event(evs, nr, TSC_OFFSET, vcpu->id);
 	uint64_t offset;
 	int ret;
 
@@ -24,9 +25,9 @@ static void check_vcpu(struct __test_metadata *_metadata, int vcpu_fd, unsigned 
 		TH_LOG("vCPU %u: kvm_write_tsc_offset events of KVM_SET_MSRS(IA32_TSC)", id);
 	if (!ev)
 		return;
-	ret = _vcpu_get_tsc_offset(vcpu_fd, &offset);
+	ret = __vcpu_device_attr_get(vcpu, KVM_VCPU_TSC_CTRL, KVM_VCPU_TSC_OFFSET, &offset);
 	EXPECT_EQ(0, ret) TH_LOG("vCPU %u: KVM_GET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", id,
-				 strerror(-ret));
+				 strerror(errno));
 	EXPECT_EQ(last_next, ev->prev) TH_LOG("vCPU %u: previous offset", id);
 	if (!ret)
 		EXPECT_EQ(offset, ev->next)
@@ -41,7 +42,7 @@ TEST_F(tsc, set_msr_writes_offset)
 	int i, nr;
 
 	tsc_create_vm(_metadata, self, NR_VCPUS);
-	if (!vcpu_has_tsc_offset_attr(self->vm.vcpus[0].fd))
+	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
 		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute to compare with");
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++) {
@@ -51,10 +52,10 @@ TEST_F(tsc, set_msr_writes_offset)
 	}
 
 	for (i = 0; i < NR_VCPUS; i++)
-		vcpu_set_msr(_metadata, self->vm.vcpus[i].fd, MSR_IA32_TSC, tsc_values[i]);
+		vcpu_set_msr(self->vcpus[i], MSR_IA32_TSC, tsc_values[i]);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++)
-		check_vcpu(_metadata, self->vm.vcpus[i].fd, i, last_next[i], evs, nr);
+		check_vcpu(_metadata, self->vcpus[i], last_next[i], evs, nr);
 }
 
 TEST_HARNESS_MAIN

@@ -17,7 +17,7 @@ TEST_F(tsc, same_tsc_gives_common_offset)
 	tsc_create_vm(_metadata, self, NR_VCPUS);
 	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++)
-		vcpu_set_msr(_metadata, self->vm.vcpus[i].fd, MSR_IA32_TSC, TSC_VALUE);
+		vcpu_set_msr(self->vcpus[i], MSR_IA32_TSC, TSC_VALUE);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 
 	for (i = 0; i < NR_VCPUS; i++) {

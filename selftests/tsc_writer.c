@@ -10,66 +10,42 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "kselftest.h"
+#include "kvm_util.h"
+#include "processor.h"
 
-#include "kvm.h"
+#include "kvm_dev.h"
 
 #define NR_VCPUS 2
 
-static int create_vcpu(int vm_fd, unsigned int id)
-{
-	int fd = _vcpu_create(vm_fd, id);
-
-	if (fd < 0)
-		ksft_exit_fail_msg("KVM_CREATE_VCPU(%u): %s\n", id, strerror(-fd));
-	return fd;
-}
-
 struct vm {
-	int fd;
-	int vcpu_fds[NR_VCPUS];
+	struct kvm_vm *vm;
+	struct kvm_vcpu *vcpus[NR_VCPUS];
 };
 
-static void create_vm(int kvm_fd, struct vm *vm)
+/* No guest memory: the vCPUs never run, and VMs come and go fast. */
+static void create_vm(struct vm *vm)
 {
 	int i;
 
-	vm->fd = _vm_create(kvm_fd);
-	if (vm->fd < 0)
-		ksft_exit_fail_msg("KVM_CREATE_VM: %s\n", strerror(-vm->fd));
+	vm->vm = vm_create_barebones();
 	for (i = 0; i < NR_VCPUS; i++)
-		vm->vcpu_fds[i] = create_vcpu(vm->fd, i);
-}
-
-/* Closing the last fd of a VM destroys it. */
-static void destroy_vm(struct vm *vm)
-{
-	int i;
-
-	for (i = 0; i < NR_VCPUS; i++)
-		close(vm->vcpu_fds[i]);
-	close(vm->fd);
+		vm->vcpus[i] = __vm_vcpu_add(vm->vm, i);
 }
 
 static void write_tscs(struct vm *vm, unsigned long long round)
 {
-	int i, ret;
+	int i;
 
-	for (i = 0; i < NR_VCPUS; i++) {
-		ret = _vcpu_set_msr(vm->vcpu_fds[i], MSR_IA32_TSC, (round + i) << 40);
-		if (ret)
-			ksft_exit_fail_msg("KVM_SET_MSRS(IA32_TSC): %s\n", strerror(-ret));
-	}
+	for (i = 0; i < NR_VCPUS; i++)
+		vcpu_set_msr(vm->vcpus[i], MSR_IA32_TSC, (round + i) << 40);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long long rounds = 0, vms = 0, max_vms = 0;
-	int kvm_fd;
+	int err = kvm_dev_errno();
 	struct vm vm;
 	time_t end;
 
@@ -77,10 +53,8 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("usage: %s SECONDS [VMS]\n", argv[0]);
 	if (argc == 3)
 		max_vms = atoll(argv[2]);
-	kvm_fd = _kvm_open();
-	if (kvm_fd < 0)
-		ksft_exit_skip("cannot open %s: %s\n", KVM_DEV_PATH, strerror(-kvm_fd));
-	create_vm(kvm_fd, &vm);
+	__TEST_REQUIRE(!err, KVM_DEV_UNUSABLE, strerror(err));
+	create_vm(&vm);
 	vms++;
 
 	end = time(NULL) + atoi(argv[1]);
@@ -88,10 +62,10 @@ int main(int argc, char **argv)
 		write_tscs(&vm, rounds++);
 		if (!max_vms)
 			continue;
-		destroy_vm(&vm);
+		kvm_vm_free(vm.vm);
 		if (vms == max_vms)
 			break;
-		create_vm(kvm_fd, &vm);
+		create_vm(&vm);
 		vms++;
 	}
 	printf("tsc_writer: %llu rounds of %d IA32_TSC writes in %llu VMs\n", rounds, NR_VCPUS,

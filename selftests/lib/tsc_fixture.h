@@ -2,8 +2,9 @@
 /*
  * tsc_fixture.h: the kselftest_harness fixture of the TSC tests, which owns
  * a tracefs instance recording the test's TSC events with the host TSC as
- * clock, /dev/kvm and the test's VM, and the asserting helpers the tests
- * share. Include it from the one source file of a test program.
+ * clock and the test's VM (from the KVM selftest library), and the
+ * asserting helpers the tests share. Include it from the one source file
+ * of a test program.
  *
  * Who removes the instance, however the test ends: with 6.12's harness a
  * TEST_F runs in a grandchild of the harness process; its parent runs
@@ -25,18 +26,23 @@
 
 #include "kselftest_harness.h"
 
-#include "guest.h"
-#include "kvm.h"
+#include "kvm_util.h"
+#include "processor.h"
+
+#include "kvm_dev.h"
 #include "trace.h"
+#include "tsc_guest.h"
 
 /* ktt-<harness pid>-<test pid>[-more], so that the harness finds them. */
 #define TSC_INSTANCE_PREFIX_FMT	"ktt-%d-"
 #define TSC_INSTANCE_FMT	TSC_INSTANCE_PREFIX_FMT "%d"
 #define TSC_INSTANCE_NAME_MAX	64
 #define TSC_MAX_EVENTS		64
+#define TSC_MAX_VCPUS		8
 
 /* The reason of the skip of a test that needs an event the kernel lacks. */
 #define TSC_MISSING_EVENT "the kernel has no kvm:%s event"
+#define TSC_NO_SCALING "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)"
 
 /*
  * The project's test VMs boot the kernel with the series applied and run
@@ -89,6 +95,16 @@ static inline const char *tsc_event_unusable(struct __test_metadata *_metadata,
 	return reason;
 }
 
+/* "kvm_intel" or "kvm_amd", whichever is loaded (or built in), else NULL. */
+static inline const char *kvm_vendor_module(void)
+{
+	if (!access("/sys/module/kvm_intel", F_OK))
+		return "kvm_intel";
+	if (!access("/sys/module/kvm_amd", F_OK))
+		return "kvm_amd";
+	return NULL;
+}
+
 /* The process that runs the harness: tests run in its descendants. */
 static pid_t tsc_harness_pid;
 
@@ -135,15 +151,18 @@ static void __attribute__((destructor)) tsc_remove_left_instances(void)
 
 /*
  * The helpers below name this FIXTURE_DATA(tsc) as struct _test_data_tsc,
- * which checkpatch does not mistake for a multiplication.
+ * which checkpatch does not mistake for a multiplication. Not the KVM
+ * library's KVM_ONE_VCPU_TEST_SUITE: its setup creates the VM, while here
+ * the instance must record before the VM exists, and tests choose how
+ * many vCPUs it has.
  */
 FIXTURE(tsc) {
 	/* TSC_INSTANCE_FMT: instances named after it go with it. */
 	char instance[TSC_INSTANCE_NAME_MAX];
 	/* The test process's own: its fds close, and so its VM goes, when it ends. */
 	struct tracefs_instance *inst;
-	int kvm_fd;
-	struct guest_vm vm;
+	struct kvm_vm *vm;
+	struct kvm_vcpu *vcpus[TSC_MAX_VCPUS];
 };
 
 FIXTURE_SETUP(tsc)
@@ -153,9 +172,9 @@ FIXTURE_SETUP(tsc)
 
 	if (unusable)
 		SKIP(return, "%s", unusable);
-	self->kvm_fd = _kvm_open();
-	if (self->kvm_fd < 0)
-		SKIP(return, "cannot open %s: %s", KVM_DEV_PATH, strerror(-self->kvm_fd));
+	ret = kvm_dev_errno();
+	if (ret)
+		SKIP(return, KVM_DEV_UNUSABLE, strerror(ret));
 
 	snprintf(self->instance, sizeof(self->instance), TSC_INSTANCE_FMT,
 		 tsc_harness_pid, getpid());
@@ -181,14 +200,26 @@ FIXTURE_TEARDOWN_PARENT(tsc)
 				 strerror(-ret));
 }
 
-/* The test's VM: @nr_vcpus vCPUs, each ready to run the rdtsc guest. */
+/* The test's VM: vCPUs 0..@nr_vcpus - 1, each ready to run the rdtsc guest. */
 static inline void tsc_create_vm(struct __test_metadata *_metadata,
 				 struct _test_data_tsc *self, int nr_vcpus)
 {
-	int ret = _guest_vm_create(&self->vm, self->kvm_fd, nr_vcpus);
+	ASSERT_GE(TSC_MAX_VCPUS, nr_vcpus);
+	self->vm = vm_create_with_vcpus(nr_vcpus, tsc_guest_code, self->vcpus);
+}
 
-	ASSERT_EQ(0, ret) TH_LOG("cannot create a VM with %d vCPUs: %s", nr_vcpus,
-				 strerror(-ret));
+/* KVM_SET_TSC_KHZ to half the host's rate, in @host_khz; returns the guest's. */
+static inline int tsc_set_half_khz(struct __test_metadata *_metadata, struct kvm_vcpu *vcpu,
+				   int *host_khz)
+{
+	int guest_khz;
+
+	*host_khz = __vcpu_ioctl(vcpu, KVM_GET_TSC_KHZ, NULL);
+	ASSERT_LT(0, *host_khz) TH_LOG("KVM_GET_TSC_KHZ: %s", strerror(errno));
+	guest_khz = *host_khz / 2;
+	ASSERT_EQ(0, __vcpu_ioctl(vcpu, KVM_SET_TSC_KHZ, (void *)(unsigned long)guest_khz))
+		TH_LOG("KVM_SET_TSC_KHZ(%d): %s", guest_khz, strerror(errno));
+	return guest_khz;
 }
 
 /* The TSC events recorded since the last read, oldest first; consumes them. */
@@ -200,15 +231,6 @@ static inline int tsc_read_events(struct __test_metadata *_metadata,
 	ASSERT_LE(0, nr) TH_LOG("cannot read the TSC events of %s: %s", self->instance,
 				strerror(-nr));
 	return nr;
-}
-
-static inline void vcpu_set_msr(struct __test_metadata *_metadata, int vcpu_fd,
-				uint32_t index, uint64_t value)
-{
-	int ret = _vcpu_set_msr(vcpu_fd, index, value);
-
-	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_MSRS(%#x = %#llx): %s", index,
-				 (unsigned long long)value, strerror(-ret));
 }
 
 #endif
