@@ -18,10 +18,8 @@ static void check_refused(struct __test_metadata *_metadata, struct _test_data_t
 	struct tsc_event evs[TSC_MAX_EVENTS];
 	int ret;
 
-	tsc_create_vm(_metadata, self, 1);
-	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
-		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
-	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	if (tsc_create_vm_with_offset_attr(_metadata, self, evs) < 0)
+		return;
 
 	ret = request(self->vcpus[0], KVM_VCPU_TSC_CTRL, attr, (void *)BAD_ADDR);
 	EXPECT_EQ(-expected_errno, ret ? -errno : 0)

@@ -46,13 +46,10 @@ TEST_F(tsc, guest_tsc_after_creation)
 
 TEST_F(tsc, guest_tsc_after_offset_attr)
 {
-	struct tsc_event evs[TSC_MAX_EVENTS];
 	int ret;
 
-	tsc_create_vm(_metadata, self, 1);
-	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
-		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
-	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	if (tsc_create_vm_with_offset_attr(_metadata, self, NULL) < 0)
+		return;
 	ret = __vcpu_set_tsc_offset(self->vcpus[0], GUEST_OFFSET);
 	ASSERT_EQ(0, ret) TH_LOG("KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", strerror(errno));
 	check_guest_tsc(_metadata, self, "KVM_VCPU_TSC_OFFSET");

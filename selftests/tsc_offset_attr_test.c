@@ -40,10 +40,9 @@ TEST_F(tsc, offset_attr_writes_offset)
 	uint64_t prev;
 	int nr;
 
-	tsc_create_vm(_metadata, self, 1);
-	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
-		SKIP(return, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
-	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	nr = tsc_create_vm_with_offset_attr(_metadata, self, evs);
+	if (nr < 0)
+		return;
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
 	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset at vCPU creation");
 

@@ -233,4 +233,22 @@ static inline int tsc_read_events(struct __test_metadata *_metadata,
 	return nr;
 }
 
+/*
+ * tsc_create_vm() with one vCPU for a test of KVM_VCPU_TSC_OFFSET, which
+ * skips where KVM lacks it: returns the number of the creation's events,
+ * read into @evs (TSC_MAX_EVENTS of them; NULL drops them), or -1 after
+ * the skip.
+ */
+static inline int tsc_create_vm_with_offset_attr(struct __test_metadata *_metadata,
+						 struct _test_data_tsc *self,
+						 struct tsc_event *evs)
+{
+	struct tsc_event dropped[TSC_MAX_EVENTS];
+
+	tsc_create_vm(_metadata, self, 1);
+	if (!vcpu_has_tsc_offset_attr(self->vcpus[0]))
+		SKIP(return -1, "KVM has no KVM_VCPU_TSC_OFFSET attribute");
+	return tsc_read_events(_metadata, self, evs ?: dropped, TSC_MAX_EVENTS);
+}
+
 #endif
