@@ -12,8 +12,11 @@ static unsigned int vendor_frac_bits(const char *module)
 	return strcmp(module, "kvm_intel") ? 32 : 48;
 }
 
-/* Why the multiplier's event cannot be checked here, or NULL; its module. */
-static const char *multiplier_unusable(struct __test_metadata *_metadata,
+/*
+ * Why the multiplier's event cannot be checked here, or NULL; its module.
+ * A test of @scaling, which sets the guest's rate, also needs TSC scaling.
+ */
+static const char *multiplier_unusable(struct __test_metadata *_metadata, bool scaling,
 				       const char **module)
 {
 	const char *unusable = tsc_event_unusable(_metadata, TSC_MULTIPLIER_EVENT);
@@ -21,53 +24,68 @@ static const char *multiplier_unusable(struct __test_metadata *_metadata,
 	if (unusable)
 		return unusable;
 	*module = kvm_vendor_module();
-	return *module ? NULL : "neither kvm_intel nor kvm_amd is loaded";
+	if (!*module)
+		return "neither kvm_intel nor kvm_amd is loaded";
+	return scaling && !kvm_has_cap(KVM_CAP_TSC_CONTROL) ? TSC_NO_SCALING : NULL;
+}
+
+/*
+ * The VM of a multiplier test, and in *frac_bits the vendor module's; or
+ * false after a skip (see multiplier_unusable()).
+ */
+static bool multiplier_vm(struct __test_metadata *_metadata, struct _test_data_tsc *self,
+			  bool scaling, unsigned int *frac_bits)
+{
+	const char *module, *unusable = multiplier_unusable(_metadata, scaling, &module);
+
+	if (unusable)
+		SKIP(return false, "%s", unusable);
+	*frac_bits = vendor_frac_bits(module);
+	tsc_create_vm(_metadata, self, 1);
+	return true;
+}
+
+/* vCPU 0's last multiplier event since the last read, in @evs: what @cause wrote. */
+static const struct tsc_event *multiplier_event(struct __test_metadata *_metadata,
+						struct _test_data_tsc *self,
+						struct tsc_event *evs, const char *cause)
+{
+	int nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	const struct tsc_event *ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
+
+	ASSERT_NE(NULL, ev) TH_LOG("no %s %s", TSC_MULTIPLIER_EVENT, cause);
+	return ev;
 }
 
 TEST_F(tsc, multiplier_at_creation)
 {
-	const char *module, *unusable = multiplier_unusable(_metadata, &module);
 	struct tsc_event evs[TSC_MAX_EVENTS];
 	const struct tsc_event *ev;
 	unsigned int frac_bits;
-	int nr;
 
-	if (unusable)
-		SKIP(return, "%s", unusable);
-	frac_bits = vendor_frac_bits(module);
-
-	tsc_create_vm(_metadata, self, 1);
-	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
-	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_multiplier at vCPU creation");
-	EXPECT_EQ(frac_bits, ev->frac_bits) TH_LOG("frac_bits with %s", module);
+	if (!multiplier_vm(_metadata, self, false, &frac_bits))
+		return;
+	ev = multiplier_event(_metadata, self, evs, "at vCPU creation");
+	EXPECT_EQ(frac_bits, ev->frac_bits) TH_LOG("frac_bits with %s", kvm_vendor_module());
 	EXPECT_EQ(0ULL, ev->prev) TH_LOG("previous multiplier");
 	EXPECT_EQ(1ULL << frac_bits, ev->next) TH_LOG("next multiplier");
 }
 
 TEST_F(tsc, set_tsc_khz_writes_ratio)
 {
-	const char *module, *unusable = multiplier_unusable(_metadata, &module);
 	struct tsc_event evs[TSC_MAX_EVENTS];
-	int host_khz, guest_khz, nr;
+	int host_khz, guest_khz;
 	const struct tsc_event *ev;
 	unsigned int frac_bits;
 	uint64_t expected;
 
-	if (unusable)
-		SKIP(return, "%s", unusable);
-	if (!kvm_has_cap(KVM_CAP_TSC_CONTROL))
-		SKIP(return, "%s", TSC_NO_SCALING);
-	frac_bits = vendor_frac_bits(module);
-
-	tsc_create_vm(_metadata, self, 1);
+	if (!multiplier_vm(_metadata, self, true, &frac_bits))
+		return;
 	tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	guest_khz = tsc_set_half_khz(_metadata, self->vcpus[0], &host_khz);
 
 	expected = ((__uint128_t)1 << frac_bits) * guest_khz / host_khz;
-	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
-	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_multiplier after KVM_SET_TSC_KHZ");
+	ev = multiplier_event(_metadata, self, evs, "after KVM_SET_TSC_KHZ");
 	EXPECT_EQ(1ULL << frac_bits, ev->prev) TH_LOG("previous multiplier");
 	EXPECT_EQ(expected, ev->next)
 		TH_LOG("multiplier for %d kHz on a %d kHz host", guest_khz, host_khz);
