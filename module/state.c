@@ -140,12 +140,37 @@ static struct ktt_vcpu *get_vcpu(struct ktt_vmm *vmm, u32 vcpu_id)
 	return v;
 }
 
-/* An event of @kind on @v: counted, and @v the most recently changed. */
-static void touch(struct ktt_vcpu *v, int kind)
+/*
+ * Every event starts here: the entry of vCPU @vcpu_id of @tgid's newest
+ * VM, with ktt_lock held until end_event(). KVM writes the multiplier from
+ * 0 only when it creates a vCPU: @creating, for an id that the VM already
+ * has, means that the process made a new VM.
+ */
+static struct ktt_vcpu *begin_event(pid_t tgid, u32 vcpu_id, bool creating,
+				    unsigned long *flags)
+	__acquires(&ktt_lock)
+{
+	struct ktt_vmm *vmm;
+	struct ktt_vcpu *v;
+
+	raw_spin_lock_irqsave(&ktt_lock, *flags);
+	vmm = find_vmm(tgid);
+	if (creating) {
+		v = find_vcpu(tgid, vmm->vm_seq, vcpu_id);
+		if (v && v->nr_multiplier)
+			vmm->vm_seq = ++last_vm_seq;
+	}
+	return get_vcpu(vmm, vcpu_id);
+}
+
+/* The event of @kind on @v, applied: counted, and @v the most recently changed. */
+static void end_event(struct ktt_vcpu *v, int kind, unsigned long flags)
+	__releases(&ktt_lock)
 {
 	nr_events[kind]++;
 	v->changed_ns = ktime_get_ns();
 	list_move_tail(&v->lru, &lru_list);
+	raw_spin_unlock_irqrestore(&ktt_lock, flags);
 }
 
 static void report(struct ktt_vcpu *v, const char *what, u64 expected, u64 seen)
@@ -167,32 +192,21 @@ static void check_equal(struct ktt_vcpu *v, const char *what, u64 expected, u64 
 
 void ktt_on_offset(pid_t tgid, u32 vcpu_id, u64 prev, u64 next)
 {
-	struct ktt_vcpu *v;
 	unsigned long flags;
+	struct ktt_vcpu *v = begin_event(tgid, vcpu_id, false, &flags);
 
-	raw_spin_lock_irqsave(&ktt_lock, flags);
-	v = get_vcpu(find_vmm(tgid), vcpu_id);
 	if (v->nr_offset)
 		check_equal(v, TSC_OFFSET_EVENT " previous", v->l1_offset, prev);
 	v->l1_offset = next;
 	v->nr_offset++;
-	touch(v, EV_OFFSET);
-	raw_spin_unlock_irqrestore(&ktt_lock, flags);
+	end_event(v, EV_OFFSET, flags);
 }
 
 void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 {
-	struct ktt_vmm *vmm;
-	struct ktt_vcpu *v;
 	unsigned long flags;
+	struct ktt_vcpu *v = begin_event(tgid, vcpu_id, !prev, &flags);
 
-	raw_spin_lock_irqsave(&ktt_lock, flags);
-	vmm = find_vmm(tgid);
-	v = find_vcpu(tgid, vmm->vm_seq, vcpu_id);
-	/* KVM writes the multiplier from 0 only when it creates a vCPU. */
-	if (!prev && v && v->nr_multiplier)
-		vmm->vm_seq = ++last_vm_seq;
-	v = get_vcpu(vmm, vcpu_id);
 	if (!prev)
 		v->mode = MODE_L1;
 	if (v->nr_multiplier)
@@ -205,8 +219,7 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 		frac_bits = bits;
 	v->l1_multiplier = next;
 	v->nr_multiplier++;
-	touch(v, EV_MULTIPLIER);
-	raw_spin_unlock_irqrestore(&ktt_lock, flags);
+	end_event(v, EV_MULTIPLIER, flags);
 }
 
 /*
@@ -216,11 +229,9 @@ void ktt_on_multiplier(pid_t tgid, u32 vcpu_id, u64 prev, u64 next, u8 bits)
 void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 		   u64 prev_multiplier, u64 multiplier)
 {
-	struct ktt_vcpu *v;
 	unsigned long flags;
+	struct ktt_vcpu *v = begin_event(tgid, vcpu_id, false, &flags);
 
-	raw_spin_lock_irqsave(&ktt_lock, flags);
-	v = get_vcpu(find_vmm(tgid), vcpu_id);
 	if (v->mode == MODE_L2) {
 		check_equal(v, TSC_NESTED_EVENT " previous (L2)", v->l2_offset, prev);
 		check_equal(v, TSC_NESTED_EVENT " previous multiplier (L2)",
@@ -246,8 +257,7 @@ void ktt_on_nested(pid_t tgid, u32 vcpu_id, bool guest_mode, u64 prev, u64 next,
 	v->l2_offset = next;
 	v->l2_multiplier = multiplier;
 	v->nr_nested++;
-	touch(v, EV_NESTED);
-	raw_spin_unlock_irqrestore(&ktt_lock, flags);
+	end_event(v, EV_NESTED, flags);
 }
 
 u64 ktt_violations(void)
