@@ -671,7 +671,7 @@ main()
 		exit "$KSFT_SKIP"
 	fi
 	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
-		ktap_skip_all "jq or protoc missing: run scripts/deps.sh"
+		ktap_skip_all "jq or protoc missing: run scripts/build/deps.sh"
 		exit "$KSFT_SKIP"
 	fi
 	WORK=$(mktemp -d)

@@ -1,12 +1,12 @@
 #!/bin/bash
-# vmtest-test.sh: KTAP tests of scripts/vmtest.sh: the status and the exported files come back under QEMU and Bochs, hangs and kernel warnings fail the run.
+# vmtest-test.sh: KTAP tests of scripts/vm/vmtest.sh: the status and the exported files come back under QEMU and Bochs, hangs and kernel warnings fail the run.
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=../common.sh
-. "$(dirname "$0")/../common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
-readonly SCRIPT=$TOP_DIR/scripts/vmtest.sh
+readonly SCRIPT=$TOP_DIR/scripts/vm/vmtest.sh
 export VMTEST_DIR=$BUILD_DIR/vmtest-test
 
 # Boot with a payload; keep the output in $OUT and the status in $STATUS.
@@ -64,8 +64,8 @@ test_export_comes_back()
 # over a serial port, and its exit status on power-off is not the payload's.
 test_bochs_round_trip()
 {
-	VMTEST_VMM=bochs VMTEST_FILES=scripts/vm-checks.sh run_vm \
-		'head -2 scripts/vm-checks.sh | tail -1; echo exported >/export/file; exit 3'
+	VMTEST_VMM=bochs VMTEST_FILES=scripts/guest/vm-checks.sh run_vm \
+		'head -2 scripts/guest/vm-checks.sh | tail -1; echo exported >/export/file; exit 3'
 	expect 3 "^# vm-checks.sh: " && [ "$(cat "$VMTEST_DIR/export/file" 2>/dev/null)" = exported ] &&
 		return 0
 	echo "# /export/file did not come back from Bochs"

@@ -4,7 +4,7 @@
 # The paths below are read by the scripts that source this file.
 # shellcheck disable=SC2034
 
-TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
 # The packaged kernel tree, and the out-of-tree (O=) kernel build of
 # KERNEL_VARIANT (test, the default, or debug), as the Makefile lays them out.

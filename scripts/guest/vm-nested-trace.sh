@@ -2,13 +2,13 @@
 # vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) is traced, in the ways users record one, and put each trace pair in /export.
 #
 # usage (on the build machine):
-#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
+#     VMTEST_NESTED=1 scripts/vm/vmtest.sh sh scripts/guest/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
 #
 # VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs the nested
 # guest's kernel crashes or stalls intermittently.
 #
 # Runs from /ktt under busybox sh. VMTEST_NESTED=1 puts into /nested
-# what it needs: the kernel and L2's initramfs (scripts/nested-guest-init.sh
+# what it needs: the kernel and L2's initramfs (scripts/guest/nested-guest-init.sh
 # as /init); qemu-system-x86_64 and trace-cmd are in the VM's /usr/bin.
 # L2 has L2_CPUS vCPUs (default 2) whose TSC runs at L2_TSC_KHZ (default
 # L1's rate; another rate needs TSC scaling, which Bochs has and TCG has
@@ -62,7 +62,7 @@ readonly RUN_TIMEOUT=90
 readonly AGENT_TIMEOUT=120
 # Recordings started until trace-cmd finds L2's QEMU: start_agent_recorder.
 readonly AGENT_ATTEMPTS=5
-readonly RECORD=scripts/record-host.sh
+readonly RECORD=tools/record-host/record-host.sh
 readonly TRACEFS=/sys/kernel/tracing
 readonly DEBUGFS_KVM=/sys/kernel/debug/kvm
 # L2's vsock address in agent mode (2 is the host's, 3 the first free one).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# record_host_test.sh: scripts/record-host.sh after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
+# record_host_test.sh: tools/record-host/record-host.sh after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
 #
 # Runs record-host.sh (installed next to this test) with an instance and a
 # state directory of its own, ktt-record-PID. A run of this test that was

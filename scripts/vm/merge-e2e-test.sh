@@ -4,7 +4,7 @@
 # usage: merge-e2e-test.sh [--no-vm] [--l2-tsc-khz KHZ] [--modes "MODE..."]
 #
 # Boots the test VM with VMTEST_NESTED=1 (which gives it one CPU) and runs
-# scripts/vm-nested-trace.sh there (VMTEST_DIR defaults to build/vmtest-e2e;
+# scripts/guest/vm-nested-trace.sh there (VMTEST_DIR defaults to build/vmtest-e2e;
 # a second boot if a nested guest itself failed) with MODES (default
 # "own agent late"), one nested guest each, one after the other:
 #
@@ -52,8 +52,8 @@
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=../common.sh
-. "$(dirname "$0")/../common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
 export VMTEST_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest-e2e}
@@ -144,8 +144,8 @@ tsc_to_shown()
 run_vm_once()
 {
 	# shellcheck disable=SC2086
-	VMTEST_NESTED=1 VMTEST_FILES=scripts "$TOP_DIR/scripts/vmtest.sh" \
-		sh scripts/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES >"$VM_LOG" 2>&1
+	VMTEST_NESTED=1 VMTEST_FILES="scripts tools/record-host" "$TOP_DIR/scripts/vm/vmtest.sh" \
+		sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES >"$VM_LOG" 2>&1
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run

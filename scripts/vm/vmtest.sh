@@ -20,15 +20,15 @@
 # VMTEST_NESTED=1 also puts into the initramfs what a nested guest needs:
 # qemu-system-x86_64 and trace-cmd with their libraries and QEMU's
 # firmware, and in /nested the kernel and the nested guest's initramfs
-# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd and the
+# (scripts/guest/nested-guest-init.sh as /init, busybox, trace-cmd and the
 # libgcc_s its threads need), and gives
-# the VM one CPU unless VMTEST_CPUS says otherwise; scripts/vm-nested-trace.sh
+# the VM one CPU unless VMTEST_CPUS says otherwise; scripts/guest/vm-nested-trace.sh
 # says why.
 
 set -eu
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly VMM=${VMTEST_VMM:-qemu}
 readonly VM_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest}
@@ -78,7 +78,7 @@ build_initramfs()
 	rm -rf "$VM_ROOT"
 	mkdir -p "$VM_ROOT/bin"
 	cp /bin/busybox "$VM_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/guest-init.sh" "$VM_ROOT/init"
+	cp "$TOP_DIR/scripts/guest/guest-init.sh" "$VM_ROOT/init"
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	need_cmd trace-cmd trace-cmd
 	copy_with_libs trace-cmd "$VM_ROOT"
@@ -112,7 +112,7 @@ build_l2_initramfs()
 	rm -rf "$L2_ROOT"
 	mkdir -p "$L2_ROOT/bin"
 	cp /bin/busybox "$L2_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/nested-guest-init.sh" "$L2_ROOT/init"
+	cp "$TOP_DIR/scripts/guest/nested-guest-init.sh" "$L2_ROOT/init"
 	copy_with_libs trace-cmd "$L2_ROOT"
 	# Where glibc looks for it: beside the libc trace-cmd runs with.
 	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1

@@ -1,16 +1,16 @@
 #!/bin/bash
 # demo-merge.sh: the second half of `make demo`: record a real host + guest trace pair in the test VM and show kvm-tsc-merge's timeline of it.
 #
-# The test VM records itself as a KVM host (scripts/record-host.sh) while a
+# The test VM records itself as a KVM host (tools/record-host/record-host.sh) while a
 # Linux guest runs under QEMU/KVM in it and sets its IA32_TSC 10^12 cycles
-# ahead (scripts/vm-nested-trace.sh). The pair comes out to build/demo/;
+# ahead (scripts/guest/vm-nested-trace.sh). The pair comes out to build/demo/;
 # the merged timeline, the Chrome JSON (for the Perfetto UI or
 # chrome://tracing) and the summary go next to it.
 
 set -eu
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 export VMTEST_DIR=$BUILD_DIR/demo
 readonly EXPORT=$VMTEST_DIR/export
@@ -22,7 +22,7 @@ readonly SUMMARY=$VMTEST_DIR/summary.txt
 record()
 {
 	note "recording a host + guest trace pair in the test VM (about a minute)"
-	VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh \
+	VMTEST_NESTED=1 scripts/vm/vmtest.sh sh scripts/guest/vm-nested-trace.sh \
 		>"$VMTEST_DIR.log" 2>&1 ||
 		die "the nested recording failed (under TCG the nested guest sometimes does; run 'make demo' again): $VMTEST_DIR.log"
 }
