@@ -155,7 +155,7 @@ fuzz: tools
 FUZZ_REAL := tools/tsc-merge/fuzz/seeds/real
 FUZZ_SEEDS_VM := $(BUILD)/fuzz-seeds
 fuzz-seeds: $(BUILD)/kernel/arch/x86/boot/bzImage selftests
-	env VMTEST_DIR=$(FUZZ_SEEDS_VM) scripts/vm/vmtest.sh tools/tsc-merge/fuzz/record-seeds.sh
+	scripts/vm/vmtest.sh --dir $(FUZZ_SEEDS_VM) -- tools/tsc-merge/fuzz/record-seeds.sh
 	mkdir -p $(FUZZ_REAL)/host $(FUZZ_REAL)/guest
 	cp $(FUZZ_SEEDS_VM)/export/seeds/host/*.dat $(FUZZ_REAL)/host/
 	cp $(FUZZ_SEEDS_VM)/export/seeds/guest/*.dat $(FUZZ_REAL)/guest/
@@ -189,28 +189,33 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/vmtest-test.sh
 
-$(RESULTS)/vm.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/module/kvm_tsc_probe.ko FORCE
-	scripts/ci/result.sh run $@ env VMTEST_DIR=$(BUILD)/vm-test VMTEST_TIMEOUT=1800 \
-		scripts/vm/vmtest.sh sh scripts/guest/vm-checks.sh build/module/kvm_tsc_probe.ko --churn $(CHURN)
+# vm_check(NAME, KERNEL, VMTEST_OPTIONS, VM_CHECKS_OPTIONS): the check NAME
+# boots the KERNEL (test or debug) build with vmtest.sh's options, in
+# build/NAME, and runs vm-checks.sh there with the probe built for it.
+# The VM sees the repository only, so the probe is named by its path there.
+vm_suffix = $(if $(filter debug,$(1)),-debug)
+define vm_check
+$(RESULTS)/$(1).tap: ksft $(BUILD)/kernel$(call vm_suffix,$(2))/arch/x86/boot/bzImage \
+		$(BUILD)/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko FORCE
+	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(2) $(3) -- \
+		sh scripts/guest/vm-checks.sh build/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko $(4)
+endef
+
+# The test kernel under QEMU, with the probe's churn test.
+$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN)))
 
 # The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
 # scaling; the probe's load cycles (not done after 5 minutes there) run
 # under QEMU only. Bochs has no 9p: the files the checks read go in the
 # initramfs.
-$(RESULTS)/vm-vmx.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/module/kvm_tsc_probe.ko FORCE
-	scripts/ci/result.sh run $@ env VMTEST_VMM=bochs VMTEST_DIR=$(BUILD)/vm-vmx \
-		VMTEST_FILES="build/selftests-install build/module scripts/guest/vm-checks.sh" \
-		scripts/vm/vmtest.sh sh scripts/guest/vm-checks.sh build/module/kvm_tsc_probe.ko --suites-only
+$(eval $(call vm_check,vm-vmx,test,--vmm bochs \
+	--files "build/selftests-install build/module scripts/guest/vm-checks.sh",--suites-only))
 
 # The debug kernel runs the suites with the probe watching, and the probe's
 # churn with fewer cycles and VMs: under KASAN and TCG each costs several
 # times what it does on the test kernel. The other load/unload checks run on
 # the test kernel only.
-$(RESULTS)/vm-debug.tap: ksft $(BUILD)/kernel-debug/arch/x86/boot/bzImage \
-		$(BUILD)/module-debug/kvm_tsc_probe.ko FORCE
-	scripts/ci/result.sh run $@ env KERNEL_VARIANT=debug VMTEST_DIR=$(BUILD)/vm-debug VMTEST_TIMEOUT=1800 \
-		scripts/vm/vmtest.sh sh scripts/guest/vm-checks.sh build/module-debug/kvm_tsc_probe.ko --suites-only \
-		--churn $(DEBUG_CHURN)
+$(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
 
 $(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh
@@ -218,8 +223,8 @@ $(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 # The same under Bochs, with the nested guest's TSC scaled to half L1's
 # 3.5 GHz.
 $(RESULTS)/merge-e2e-vmx.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ env VMTEST_VMM=bochs VMTEST_DIR=$(BUILD)/vmtest-e2e-vmx \
-		scripts/vm/merge-e2e-test.sh --l2-tsc-khz 1750000
+	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
+		--l2-tsc-khz 1750000
 
 # One job per core; each check's output is kept whole (-Otarget) even when
 # two run at once;
@@ -236,7 +241,7 @@ series-check: $(RESULTS)/series.tap
 # Builds one job per core, as check does, then two VM runs.
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) kernel ksft tools
-	env VMTEST_DIR=$(BUILD)/demo-guest scripts/vm/vmtest.sh build/selftests-install/kvm-tsc-trace/tsc_guest_demo
+	scripts/vm/vmtest.sh --dir $(BUILD)/demo-guest -- build/selftests-install/kvm-tsc-trace/tsc_guest_demo
 	scripts/vm/demo-merge.sh
 
 clean:

@@ -9,6 +9,9 @@
 #                                    written and check it
 #        record-host.sh clean        remove what a killed recording left:
 #                                    its tracefs instance and its state
+#        record-host.sh tsc-khz      print the host's TSC rate in kHz, as the
+#                                    snapshot gives it (KHZ below); fails
+#                                    where it is unknown
 #
 # A merge needs, for every vCPU, the thread that runs it and its VMM process
 # (task:task_newtask of the thread) and its TSC offset (the first
@@ -445,14 +448,27 @@ clean()
 	rm -f "$STATE/pid" "$STATE/file"
 }
 
+# The rate, or a failure where neither RECORD_TSC_KHZ nor the log has it.
+print_tsc_khz()
+{
+	local khz
+
+	khz=$(host_tsc_khz)
+	[ -n "$khz" ] || die "the kernel log has no TSC rate and RECORD_TSC_KHZ is unset"
+	echo "$khz"
+}
+
 main()
 {
+	case ${1:-} in
+	tsc-khz) [ $# = 1 ] || die "usage: $PROG tsc-khz"; print_tsc_khz; return ;;
+	esac
 	[ "$(id -u)" = 0 ] || die "needs root (tracefs)"
 	case ${1:-} in
 	start) [ $# = 2 ] || die "usage: $PROG start FILE"; start "$2" ;;
 	stop) [ $# = 1 ] || die "usage: $PROG stop"; stop ;;
 	clean) [ $# = 1 ] || die "usage: $PROG clean"; clean ;;
-	*) die "usage: $PROG start FILE | $PROG stop | $PROG clean" ;;
+	*) die "usage: $PROG start FILE | $PROG stop | $PROG clean | $PROG tsc-khz" ;;
 	esac
 }
 
