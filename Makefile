@@ -96,9 +96,7 @@ $(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied
 	touch $@
 
 # The collections, each installed by its own Makefile (this project's
-# suite also installs run_kselftest.sh), and one list for the runner: the
-# module's collection last, since its first test reads what the probe saw
-# while the others ran.
+# suite also installs run_kselftest.sh), and one list for the runner.
 selftests: $(BUILD)/series.applied $(BUILD)/headers/usr/include/linux/kvm.h
 	+$(MAKE) -C selftests KSRC=$(TREE) KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" \
 		INSTALL_PATH=$(KSFT) install
@@ -116,6 +114,9 @@ kvm-selftests: selftests $(BUILD)/headers/usr/include/linux/kvm.h
 	cp $(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) \
 		$(TREE)/tools/testing/selftests/kvm/settings $(KSFT)/kvm/
 
+# The runner's list is written here alone, the one place that knows all
+# three collections: the module's collection last, since its first test
+# reads what the probe saw while the others ran.
 ksft: selftests kvm-selftests module-tests
 	{ $(MAKE) -s --no-print-directory -C selftests KSRC=$(TREE) emit_tests; \
 	  printf 'kvm:%s\n' $(notdir $(KVM_TESTS)); \
@@ -189,7 +190,7 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/vmtest-test.sh
 
-# vm_check(NAME, KERNEL, VMTEST_OPTIONS, VM_CHECKS_OPTIONS): the check NAME
+# vm_check(NAME, KERNEL, OPTIONS, CHECKS_OPTIONS): the check NAME
 # boots the KERNEL (test or debug) build with vmtest.sh's options, in
 # build/NAME, and runs vm-checks.sh there with the probe built for it.
 # The VM sees the repository only, so the probe is named by its path there.
