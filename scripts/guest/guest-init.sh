@@ -13,7 +13,7 @@
 # command line in /payload, run from /ktt.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
-# shellcheck source=../lib/poll.sh # where vmtest.sh puts it in the initramfs
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in the initramfs
 . /lib/ktt/poll.sh
 
 setup_mounts()

@@ -28,7 +28,7 @@
 # once L1's trace-cmd record has the guest's trace.
 
 # shellcheck shell=dash # busybox sh, which has local
-# shellcheck source=../lib/poll.sh # where vmtest.sh puts it in L2's initramfs
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in L2's initramfs
 . /lib/ktt/poll.sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 

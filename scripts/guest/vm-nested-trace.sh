@@ -39,7 +39,7 @@
 # line naming the mode and step that failed.
 
 # shellcheck shell=dash # busybox sh, which has local
-# shellcheck source=../lib/poll.sh # where vmtest.sh puts it in the VM
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in the VM
 . /lib/ktt/poll.sh
 readonly NESTED=/nested
 readonly WORK_ROOT=/tmp/nested

@@ -15,7 +15,7 @@ set -eu
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
-# shellcheck source=../lib/poll.sh
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh
 . "$(dirname "$0")/../lib/poll.sh"
 
 usage()
@@ -205,11 +205,10 @@ start_qemu()
 	# Telling the guest the rate spares it a calibration that fails without
 	# a reference timer.
 	[ -n "$tsc_khz" ] || tsc_khz=$(host_tsc_khz)
-	# thread=single: with multi-threaded TCG, a vCPU sometimes ran into the
-	# int3 of a finished jump-label patch ("Oops: int3" in rcu_sched).
-	# pci=noacpi: the PCI interrupts come from the BIOS's routing table;
-	# evaluating ACPI's _PRT took the debug kernel past ACPICA's 30 s loop
-	# limit on a busy machine, and the 9p devices were left without IRQs.
+	# thread=single: multi-threaded TCG can run a jump-label patch's stale
+	# int3 (the user guide says more). pci=noacpi: the BIOS's routing table
+	# gives the PCI interrupts, since the debug kernel's slow ACPI _PRT
+	# evaluation can leave the 9p devices without IRQs.
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \

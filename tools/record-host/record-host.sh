@@ -63,8 +63,8 @@
 # trace-cmd's log, default /tmp/kvm-tsc-record), RECORD_TIMEOUT (seconds to
 # wait for the start or the stop, default 60), RECORD_BUFFER_KB (per-CPU
 # buffer size, default trace-cmd's), RECORD_COMPRESSION (trace-cmd's
-# --compression, default none: in the QEMU test VM, trace-cmd 3.1.6 wrote
-# zstd-compressed files it could not read back, "error reading header"),
+# --compression, default none, because trace-cmd 3.1.6 cannot always read
+# back its zstd-compressed files),
 # RECORD_TSC_KHZ (the host's TSC rate in kHz for the snapshot's tsc_khz,
 # default the kernel log's, as above).
 
