@@ -73,6 +73,13 @@
 
 set -eu
 
+# wait_until, the project's poll helper: beside this script where kselftest
+# installs the two, in scripts/lib in the repository.
+POLL_LIB=$(dirname "$0")/poll.sh
+[ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../../scripts/lib/poll.sh
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh
+. "$POLL_LIB"
+
 readonly INSTANCE="${RECORD_INSTANCE:-kvm-tsc-record}"
 readonly STATE="${RECORD_STATE:-/tmp/kvm-tsc-record}"
 readonly TIMEOUT="${RECORD_TIMEOUT:-60}"
@@ -159,6 +166,19 @@ recording_started()
 		[ "$(cat "$dir/events/task/task_newtask/enable" 2>/dev/null)" = 1 ]
 }
 
+# For wait_until: the recording runs; 2 once trace-cmd is gone.
+recording_started_or_gone()
+{
+	recording_started && return 0
+	recorder_pid >/dev/null || return 2
+	return 1
+}
+
+pid_gone()
+{
+	! kill -0 "$1" 2>/dev/null
+}
+
 # Events the instance's ring buffer lost so far, all CPUs together.
 lost_events()
 {
@@ -234,20 +254,24 @@ mark()
 	printf '%s\n' "$2" >"$1"
 }
 
+# For wait_until: the vCPU directory DIR has FILE; 2 once DIR is gone.
+vcpu_file_or_gone()
+{
+	[ -e "$1/$2" ] && return 0
+	[ -d "$1" ] || return 2
+	return 1
+}
+
 # The number in FILE of the vCPU directory DIR, negative only if SIGNED is
 # "signed". A file that is not there yet while DIR is (a vCPU being
 # created) gets a second to appear. Fails saying why, or quietly where DIR
 # is gone (its VM was destroyed meanwhile).
 vcpu_value()
 {
-	local dir="$1" file="$2" signed="${3:-}" value tries=0
+	local dir="$1" file="$2" signed="${3:-}" value rc=0
 
-	while [ ! -e "$dir/$file" ]; do
-		[ -d "$dir" ] || return 1
-		[ "$tries" -lt 10 ] || { note "$dir/$file is missing"; return 1; }
-		sleep 0.1
-		tries=$((tries + 1))
-	done
+	wait_until 1 vcpu_file_or_gone "$dir" "$file" || rc=$?
+	[ "$rc" = 0 ] || { [ "$rc" = 2 ] || note "$dir/$file is missing"; return 1; }
 	# read, not cat: no process per file. KVM ends the text with a newline.
 	IFS= read -r value 2>/dev/null <"$dir/$file" ||
 		{ [ ! -d "$dir" ] || note "cannot read $dir/$file"; return 1; }
@@ -341,7 +365,7 @@ leftovers()
 
 start()
 {
-	local file="$1" events khz kvm pid found waited=0
+	local file="$1" events khz kvm pid found rc=0
 
 	command -v trace-cmd >/dev/null 2>&1 || die "trace-cmd not found (Debian package trace-cmd)"
 	find_tracefs
@@ -366,16 +390,12 @@ start()
 	(cd "$STATE" && exec setsid trace-cmd record --compression "$COMPRESSION" -o "$file" \
 		-B "$INSTANCE" -C x86-tsc ${BUFFER_KB:+-b "$BUFFER_KB"} $events) </dev/null >"$STATE/log" 2>&1 &
 	echo $! >"$STATE/pid"
-	until recording_started; do
-		if ! recorder_pid >/dev/null; then
-			sed 's/^/  /' "$STATE/log" >&2
-			die "trace-cmd record exited before recording started (log above, $STATE/log)"
-		fi
-		[ "$waited" -lt $((TIMEOUT * 5)) ] ||
-			die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE/log"
-		sleep 0.2
-		waited=$((waited + 1))
-	done
+	wait_until "$TIMEOUT" recording_started_or_gone || rc=$?
+	if [ "$rc" = 2 ]; then
+		sed 's/^/  /' "$STATE/log" >&2
+		die "trace-cmd record exited before recording started (log above, $STATE/log)"
+	fi
+	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE/log"
 	# The events are on: a TSC write from here on is recorded, whatever
 	# the snapshot reads.
 	if [ -n "$kvm" ]; then
@@ -404,7 +424,7 @@ check_file()
 
 stop()
 {
-	local pid file lost waited=0
+	local pid file lost
 
 	find_tracefs
 	file=$(cat "$STATE/file" 2>/dev/null) || die "no recording to stop ($STATE/file missing)"
@@ -412,14 +432,10 @@ stop()
 	if pid=$(recorder_pid); then
 		lost=$(lost_events)
 		kill -INT "$pid"
-		while kill -0 "$pid" 2>/dev/null; do
-			if [ "$waited" -ge $((TIMEOUT * 5)) ]; then
-				kill_recorder
-				die "trace-cmd record (pid $pid) did not finish within ${TIMEOUT}s of SIGINT and was killed; $file is incomplete"
-			fi
-			sleep 0.2
-			waited=$((waited + 1))
-		done
+		if ! wait_until "$TIMEOUT" pid_gone "$pid"; then
+			kill_recorder
+			die "trace-cmd record (pid $pid) did not finish within ${TIMEOUT}s of SIGINT and was killed; $file is incomplete"
+		fi
 	else
 		note "trace-cmd record was no longer running; log: $STATE/log"
 		kill_recorder
