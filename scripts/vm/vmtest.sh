@@ -81,8 +81,24 @@ parse_args()
 	*) die "--kernel $kernel: use test or debug" ;;
 	esac
 	# scripts/guest/vm-nested-trace.sh says why a nested guest gets one CPU.
-	[ -n "$VM_CPUS" ] || { [ "$NESTED" = 1 ] && VM_CPUS=1 || VM_CPUS=2; }
+	if [ -z "$VM_CPUS" ]; then
+		VM_CPUS=2
+		[ "$NESTED" = 0 ] || VM_CPUS=1
+	fi
+	need_number --timeout "$TIMEOUT"
+	need_number --cpus "$VM_CPUS"
+	[ "${VM_MEM%G}" != "$VM_MEM" ] || die "--mem $VM_MEM: give gigabytes, like 2G"
+	need_number --mem "${VM_MEM%G}"
+	[ -z "$TSC_KHZ" ] || need_number --tsc-khz "$TSC_KHZ"
 	ARGS=("$@")
+}
+
+# Fail unless VALUE, given with OPTION, is a positive number.
+need_number()
+{
+	case $2 in
+	'' | *[!0-9]* | 0) die "$1 $2: give a positive number" ;;
+	esac
 }
 
 parse_args "$@"
