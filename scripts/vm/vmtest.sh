@@ -23,8 +23,9 @@ usage()
 	cat <<-EOF
 		usage: ${0##*/} [OPTION...] [--] COMMAND...
 
-		Boot the test kernel with busybox, run the shell command line COMMAND
-		from /ktt (the repository) and exit with its status.
+		Boot the test kernel with busybox, run COMMAND, its words joined into
+		one shell command line, from /ktt (the repository) and exit with its
+		status.
 
 		  -m, --vmm qemu|bochs    the emulator: qemu (default; TCG, nested SVM) or
 		                          bochs (Intel VMX, nested VMX and TSC scaling)

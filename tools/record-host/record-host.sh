@@ -55,8 +55,8 @@
 # stops, and clean removes it; stop says so too and cleans up. Events the
 # running kernel does not have (the series in patches/ adds
 # kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are left out with a
-# note. Needs root, trace-cmd and a loaded kvm module; POSIX sh, so it also
-# runs under busybox.
+# note. Needs root, trace-cmd, a loaded kvm module and the project's
+# poll.sh (see POLL_LIB below); POSIX sh, so it also runs under busybox.
 #
 # Environment: RECORD_INSTANCE (tracefs instance name, default
 # kvm-tsc-record), RECORD_STATE (directory for the pid, the output name and
