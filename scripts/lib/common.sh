@@ -1,4 +1,4 @@
-# common.sh: paths and helpers shared by the scripts in this directory (sourced, not run).
+# common.sh: paths and helpers shared by the project's bash scripts (sourced, not run).
 
 # shellcheck shell=bash
 # The paths below are read by the scripts that source this file.
