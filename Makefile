@@ -29,7 +29,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_IGNOREOPTIONS := -fmacro-prefix-map=*
 # The patches in the order they are applied (patches/series names the
 # sub-series: the fixes, then the tracing series), and the series files.
-SERIES := $(addprefix patches/,$(shell bash -c '. scripts/common.sh && series_patches'))
+SERIES := $(addprefix patches/,$(shell bash -c '. scripts/lib/common.sh && series_patches'))
 SERIES_FILES := patches/series $(wildcard patches/*/series)
 MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h)
 # The in-tree KVM selftests the VMs run: the series' own tests (the events,
@@ -54,14 +54,14 @@ DEBUG_CHURN := 100 1000
 all: kernel module selftests tools
 
 deps:
-	scripts/deps.sh
+	scripts/build/deps.sh
 
 # kernel-tree.sh puts the tree back at its base and applies the series,
 # again when the series, Debian's source package or a KSRC tree's HEAD
 # (whose reflog git appends to) moves.
 TREE_INPUTS := $(if $(KSRC),$(wildcard $(KSRC)/.git/logs/HEAD),$(wildcard /usr/src/linux-source-6.12.tar.xz))
-$(BUILD)/series.applied: $(SERIES_FILES) $(SERIES) scripts/kernel-tree.sh $(TREE_INPUTS) | deps
-	KSRC=$(KSRC) scripts/kernel-tree.sh
+$(BUILD)/series.applied: $(SERIES_FILES) $(SERIES) scripts/build/kernel-tree.sh $(TREE_INPUTS) | deps
+	KSRC=$(KSRC) scripts/build/kernel-tree.sh
 	@touch $@
 
 # kernel_rules(OUT, MODULE_OUT, FRAGMENTS): one variant of the test kernel,
@@ -69,8 +69,8 @@ $(BUILD)/series.applied: $(SERIES_FILES) $(SERIES) scripts/kernel-tree.sh $(TREE
 # (kvm_tsc_probe, test_kvm_tsc) built for it.
 # kbuild leaves bzImage alone when nothing changed: touch it for make.
 define kernel_rules
-$(1)/.config: Kconfig.snippet $(3) scripts/kernel-config.sh $(BUILD)/series.applied
-	+scripts/kernel-config.sh $(TREE) $(1) $(abspath Kconfig.snippet $(3))
+$(1)/.config: Kconfig.snippet $(3) scripts/build/kernel-config.sh $(BUILD)/series.applied
+	+scripts/build/kernel-config.sh $(TREE) $(1) $(abspath Kconfig.snippet $(3))
 
 $(1)/arch/x86/boot/bzImage: $(1)/.config
 	+$(MAKE) -C $(TREE) O=$(1) CC="$(KCC)" bzImage modules >$(1)/build.log 2>&1 || \
@@ -96,9 +96,7 @@ $(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied
 	touch $@
 
 # The collections, each installed by its own Makefile (this project's
-# suite also installs run_kselftest.sh), and one list for the runner: the
-# module's collection last, since its first test reads what the probe saw
-# while the others ran.
+# suite also installs run_kselftest.sh), and one list for the runner.
 selftests: $(BUILD)/series.applied $(BUILD)/headers/usr/include/linux/kvm.h
 	+$(MAKE) -C selftests KSRC=$(TREE) KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" \
 		INSTALL_PATH=$(KSFT) install
@@ -116,6 +114,9 @@ kvm-selftests: selftests $(BUILD)/headers/usr/include/linux/kvm.h
 	cp $(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) \
 		$(TREE)/tools/testing/selftests/kvm/settings $(KSFT)/kvm/
 
+# The runner's list is written here alone, the one place that knows all
+# three collections: the module's collection last, since its first test
+# reads what the probe saw while the others ran.
 ksft: selftests kvm-selftests module-tests
 	{ $(MAKE) -s --no-print-directory -C selftests KSRC=$(TREE) emit_tests; \
 	  printf 'kvm:%s\n' $(notdir $(KVM_TESTS)); \
@@ -129,17 +130,17 @@ tools: | deps
 # A check always runs again, except the series check, which make keeps
 # while the patches and the config it builds with stay the same.
 $(RESULTS)/tools.tap: tools FORCE
-	scripts/result.sh run $@ tools/tsc-merge/tests/run-tests.sh $(BUILD)/tools
+	scripts/ci/result.sh run $@ tools/tsc-merge/tests/run-tests.sh $(BUILD)/tools
 
 # shellcheck -x -S warning on every shell script git tracks, one result a
 # file; it needs nothing built.
 $(RESULTS)/shellcheck.tap: FORCE
-	scripts/result.sh run $@ scripts/tests/shell-lint-test.sh
+	scripts/ci/result.sh run $@ scripts/ci/shell-lint-test.sh
 
 # Every input that once broke kvm-tsc-merge under the fuzzer, replayed
 # under ASan and UBSan.
 $(RESULTS)/fuzz-replay.tap: tools FORCE
-	scripts/result.sh run $@ tools/tsc-merge/tests/replay-fuzz.sh $(BUILD)/tools
+	scripts/ci/result.sh run $@ tools/tsc-merge/tests/replay-fuzz.sh $(BUILD)/tools
 
 # Fuzz kvm-tsc-merge with AFL++ (not part of check): FUZZ_SECONDS per input
 # role (default 600), FUZZ_ROLES (default: host guest args).
@@ -155,7 +156,7 @@ fuzz: tools
 FUZZ_REAL := tools/tsc-merge/fuzz/seeds/real
 FUZZ_SEEDS_VM := $(BUILD)/fuzz-seeds
 fuzz-seeds: $(BUILD)/kernel/arch/x86/boot/bzImage selftests
-	env VMTEST_DIR=$(FUZZ_SEEDS_VM) scripts/vmtest.sh tools/tsc-merge/fuzz/record-seeds.sh
+	scripts/vm/vmtest.sh --dir $(FUZZ_SEEDS_VM) -- tools/tsc-merge/fuzz/record-seeds.sh
 	mkdir -p $(FUZZ_REAL)/host $(FUZZ_REAL)/guest
 	cp $(FUZZ_SEEDS_VM)/export/seeds/host/*.dat $(FUZZ_REAL)/host/
 	cp $(FUZZ_SEEDS_VM)/export/seeds/guest/*.dat $(FUZZ_REAL)/guest/
@@ -180,46 +181,51 @@ else \
 fi
 endef
 
-$(RESULTS)/series.tap: $(SERIES_FILES) $(SERIES) scripts/check-series.sh $(BUILD)/kernel/.config
-	scripts/result.sh run $@ scripts/check-series.sh
+$(RESULTS)/series.tap: $(SERIES_FILES) $(SERIES) scripts/build/check-series.sh $(BUILD)/kernel/.config
+	scripts/ci/result.sh run $@ scripts/build/check-series.sh
 
 $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
-	scripts/result.sh run $@ scripts/tests/kernel-tree-test.sh
+	scripts/ci/result.sh run $@ scripts/build/kernel-tree-test.sh
 
 $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/result.sh run $@ scripts/tests/vmtest-test.sh
+	scripts/ci/result.sh run $@ scripts/vm/vmtest-test.sh
 
-$(RESULTS)/vm.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/module/kvm_tsc_probe.ko FORCE
-	scripts/result.sh run $@ env VMTEST_DIR=$(BUILD)/vm-test VMTEST_TIMEOUT=1800 \
-		scripts/vmtest.sh sh scripts/vm-checks.sh build/module/kvm_tsc_probe.ko --churn $(CHURN)
+# vm_check(NAME, KERNEL, OPTIONS, CHECKS_OPTIONS): the check NAME
+# boots the KERNEL (test or debug) build with vmtest.sh's options, in
+# build/NAME, and runs vm-checks.sh there with the probe built for it.
+# The VM sees the repository only, so the probe is named by its path there.
+vm_suffix = $(if $(filter debug,$(1)),-debug)
+define vm_check
+$(RESULTS)/$(1).tap: ksft $(BUILD)/kernel$(call vm_suffix,$(2))/arch/x86/boot/bzImage \
+		$(BUILD)/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko FORCE
+	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(2) $(3) -- \
+		sh scripts/guest/vm-checks.sh build/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko $(4)
+endef
+
+# The test kernel under QEMU, with the probe's churn test.
+$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN)))
 
 # The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
 # scaling; the probe's load cycles (not done after 5 minutes there) run
 # under QEMU only. Bochs has no 9p: the files the checks read go in the
 # initramfs.
-$(RESULTS)/vm-vmx.tap: ksft $(BUILD)/kernel/arch/x86/boot/bzImage $(BUILD)/module/kvm_tsc_probe.ko FORCE
-	scripts/result.sh run $@ env VMTEST_VMM=bochs VMTEST_DIR=$(BUILD)/vm-vmx \
-		VMTEST_FILES="build/selftests-install build/module scripts/vm-checks.sh" \
-		scripts/vmtest.sh sh scripts/vm-checks.sh build/module/kvm_tsc_probe.ko --suites-only
+$(eval $(call vm_check,vm-vmx,test,--vmm bochs \
+	--files "build/selftests-install build/module scripts/guest/vm-checks.sh",--suites-only))
 
 # The debug kernel runs the suites with the probe watching, and the probe's
 # churn with fewer cycles and VMs: under KASAN and TCG each costs several
 # times what it does on the test kernel. The other load/unload checks run on
 # the test kernel only.
-$(RESULTS)/vm-debug.tap: ksft $(BUILD)/kernel-debug/arch/x86/boot/bzImage \
-		$(BUILD)/module-debug/kvm_tsc_probe.ko FORCE
-	scripts/result.sh run $@ env KERNEL_VARIANT=debug VMTEST_DIR=$(BUILD)/vm-debug VMTEST_TIMEOUT=1800 \
-		scripts/vmtest.sh sh scripts/vm-checks.sh build/module-debug/kvm_tsc_probe.ko --suites-only \
-		--churn $(DEBUG_CHURN)
+$(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
 
 $(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/result.sh run $@ scripts/tests/merge-e2e-test.sh
+	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh
 
 # The same under Bochs, with the nested guest's TSC scaled to half L1's
 # 3.5 GHz.
 $(RESULTS)/merge-e2e-vmx.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/result.sh run $@ env VMTEST_VMM=bochs VMTEST_DIR=$(BUILD)/vmtest-e2e-vmx \
-		scripts/tests/merge-e2e-test.sh --l2-tsc-khz 1750000
+	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
+		--l2-tsc-khz 1750000
 
 # One job per core; each check's output is kept whole (-Otarget) even when
 # two run at once;
@@ -228,7 +234,7 @@ check: deps
 	@mkdir -p $(RESULTS)
 	@rm -f $(addprefix $(RESULTS)/,$(filter-out series.tap,$(CHECKS:%=%.tap)))
 	@$(MAKE) --no-print-directory -k -j$(NPROC) -Otarget $(CHECKS:%=$(RESULTS)/%.tap) || true
-	@scripts/result.sh tally $(CHECKS:%=$(RESULTS)/%.tap)
+	@scripts/ci/result.sh tally $(CHECKS:%=$(RESULTS)/%.tap)
 
 # The series check alone.
 series-check: $(RESULTS)/series.tap
@@ -236,8 +242,8 @@ series-check: $(RESULTS)/series.tap
 # Builds one job per core, as check does, then two VM runs.
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) kernel ksft tools
-	env VMTEST_DIR=$(BUILD)/demo-guest scripts/vmtest.sh build/selftests-install/kvm-tsc-trace/tsc_guest_demo
-	scripts/demo-merge.sh
+	scripts/vm/vmtest.sh --dir $(BUILD)/demo-guest -- build/selftests-install/kvm-tsc-trace/tsc_guest_demo
+	scripts/vm/demo-merge.sh
 
 clean:
 	rm -rf $(BUILD)

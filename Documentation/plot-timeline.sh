@@ -25,22 +25,15 @@ rows()
 		 "host \(.tid) vcpu\(.args.vcpu)"] | unique | .[]' "$JSON"
 }
 
-WORK=
-cleanup()
-{
-	[ -n "$WORK" ] && rm -rf "$WORK"
-	return 0
-}
-
 main()
 {
 	local work
 
 	command -v jq >/dev/null || die "jq missing: apt-get install jq"
 	command -v gnuplot >/dev/null || die "gnuplot missing: apt-get install gnuplot-nox"
-	trap cleanup EXIT
-	WORK=$(mktemp -d)
-	work=$WORK
+	work=$(mktemp -d)
+	# shellcheck disable=SC2064 # the directory made now is the one to remove
+	trap "rm -rf '$work'" EXIT
 	# Slices: pair each B with the next E of its thread.
 	jq -r --argjson f "$FROM" --argjson t "$TO" '
 		[.traceEvents[] | select((.ph == "B" or .ph == "E") and .ts >= $f and .ts <= $t)] |

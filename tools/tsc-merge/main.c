@@ -37,7 +37,7 @@ static const char usage_text[] =
 "kvm_nested_tsc_offset events tell, and checked to fall inside a host run\n"
 "interval (kvm_entry to kvm_exit) of that vCPU.\n"
 "\n"
-"  -H, --host FILE        the host trace.dat (scripts/record-host.sh records one)\n"
+"  -H, --host FILE        the host trace.dat (tools/record-host/record-host.sh records one)\n"
 "  -g, --guest SPEC       a guest trace.dat: [NAME=]FILE[@PID[.N]][,l2]\n"
 "                         NAME labels its events (default: the file name);\n"
 "                         @PID ties it to the VM of that VMM process (.N: its\n"

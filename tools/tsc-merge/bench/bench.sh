@@ -19,8 +19,8 @@
 
 set -euo pipefail
 
-# shellcheck source-path=SCRIPTDIR source=../../../scripts/common.sh
-. "$(dirname "$0")/../../../scripts/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../../../scripts/lib/common.sh
+. "$(dirname "$0")/../../../scripts/lib/common.sh"
 
 readonly EVENTS=${EVENTS:-5000000}
 readonly BENCH_DIR=$BUILD_DIR/bench

@@ -2,7 +2,7 @@
 # record-seeds.sh: record short real trace.dat files in the test VM, host-like around a KVM guest and guest-like with markers, as fuzzing seeds.
 #
 # usage: record-seeds.sh   (the payload of `make fuzz-seeds`, through
-#        scripts/vmtest.sh; runs from /ktt under busybox sh)
+#        scripts/vm/vmtest.sh; runs from /ktt under busybox sh)
 #
 # Writes /export/seeds/host/*.dat (recorded while tsc_guest_demo runs a
 # 3-vCPU KVM guest: the events kvm-tsc-merge reads on a host) and

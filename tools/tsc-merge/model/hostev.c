@@ -58,7 +58,7 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
 	he->print = tep_find_event_by_name(tep, "ftrace", "print");
 	if (!he->offset || !he->entry || !he->exit) {
-		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with scripts/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
+		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with tools/record-host/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
 			host->path, !he->offset ? TSC_OFFSET_EVENT :
 			!he->entry ? "kvm_entry" : "kvm_exit", TSC_CLOCK);
 		return -1;

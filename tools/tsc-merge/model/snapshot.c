@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * snapshot.c: read the lines scripts/record-host.sh writes into the host
+ * snapshot.c: read the lines tools/record-host/record-host.sh writes into the host
  * recording when it starts: the host's TSC rate and, per vCPU of every VM
  * that already runs, KVM's debugfs TSC state and the thread that runs it.
  *

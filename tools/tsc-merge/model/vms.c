@@ -7,7 +7,7 @@
  * thread comes from task:task_newtask: a clone with CLONE_THREAD joins its
  * parent's process. A thread created before the recording began counts as
  * a process of its own, which is why the host must be recorded before its
- * guests start (scripts/record-host.sh).
+ * guests start (tools/record-host/record-host.sh).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -652,7 +652,7 @@ main()
 		tap_skip_all "$MERGE, $MKTRACE or $UNIT not built: run 'make tools'"
 	fi
 	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
-		tap_skip_all "jq or protoc missing: run scripts/deps.sh"
+		tap_skip_all "jq or protoc missing: run scripts/build/deps.sh"
 	fi
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT

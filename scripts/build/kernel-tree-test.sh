@@ -1,5 +1,5 @@
 #!/bin/bash
-# kernel-tree-test.sh: TAP tests of scripts/kernel-tree.sh on a sparse clone of the packaged kernel tree.
+# kernel-tree-test.sh: TAP tests of scripts/build/kernel-tree.sh on a sparse clone of the packaged kernel tree.
 #
 # Covers what a user's KSRC can get wrong (not there, not a kernel tree, not
 # git, dirty), a patch that does not apply (named, tree back at the base), and
@@ -7,12 +7,12 @@
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=../common.sh
-. "$(dirname "$0")/../common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly WORK=$BUILD_DIR/kernel-tree-test
 readonly CLONE=$WORK/linux
-readonly SCRIPT=$TOP_DIR/scripts/kernel-tree.sh
+readonly SCRIPT=$TOP_DIR/scripts/build/kernel-tree.sh
 
 cleanup()
 {

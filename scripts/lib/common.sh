@@ -1,19 +1,15 @@
-# common.sh: paths and helpers shared by the scripts in this directory (sourced, not run).
+# common.sh: paths and helpers shared by the project's bash scripts (sourced, not run).
 
 # shellcheck shell=bash
 # The paths below are read by the scripts that source this file.
 # shellcheck disable=SC2034
 
-TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
-# The packaged kernel tree, and the out-of-tree (O=) kernel build of
-# KERNEL_VARIANT (test, the default, or debug), as the Makefile lays them out.
+# The packaged kernel tree, and the out-of-tree (O=) build of the test
+# kernel, as the Makefile lays them out.
 TREE_DIR=$BUILD_DIR/linux
-if [ "${KERNEL_VARIANT:-test}" = test ]; then
-	KBUILD_OUT=$BUILD_DIR/kernel
-else
-	KBUILD_OUT=$BUILD_DIR/kernel-$KERNEL_VARIANT
-fi
+KBUILD_OUT=$BUILD_DIR/kernel
 PATCH_DIR=${PATCH_DIR:-$TOP_DIR/patches}
 # Where kernel-tree.sh records the commit the series goes on.
 BASE_REF=refs/kvm-tsc-trace/base
@@ -56,15 +52,16 @@ copy_with_libs()
 }
 
 # The TSC rate of this machine in kHz, which is also the test VM's: TCG
-# runs the guest TSC at the host's rate.
+# runs the guest TSC at the host's rate. The kernel log's, as record-host.sh
+# reads it, or else the CPU clock /proc/cpuinfo gives where the log is
+# closed to this user.
 host_tsc_khz()
 {
-	local mhz
+	local khz mhz
 
-	mhz=$(dmesg 2>/dev/null | sed -n -e 's/.*Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
-		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -1)
-	[ -n "$mhz" ] || mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	[ -n "$mhz" ] || die "cannot tell the host TSC frequency: set VMTEST_TSC_KHZ"
+	khz=$("$TOP_DIR/tools/record-host/record-host.sh" tsc-khz 2>/dev/null) && { echo "$khz"; return 0; }
+	mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	[ -n "$mhz" ] || die "cannot tell the host TSC frequency: give vmtest.sh --tsc-khz"
 	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
 }
 

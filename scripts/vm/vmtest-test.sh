@@ -1,18 +1,19 @@
 #!/bin/bash
-# vmtest-test.sh: KTAP tests of scripts/vmtest.sh: the status and the exported files come back under QEMU and Bochs, hangs and kernel warnings fail the run.
+# vmtest-test.sh: KTAP tests of scripts/vm/vmtest.sh: the status and the exported files come back under QEMU and Bochs, hangs and kernel warnings fail the run.
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=../common.sh
-. "$(dirname "$0")/../common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
-readonly SCRIPT=$TOP_DIR/scripts/vmtest.sh
-export VMTEST_DIR=$BUILD_DIR/vmtest-test
+readonly SCRIPT=$TOP_DIR/scripts/vm/vmtest.sh
+readonly VM_DIR=$BUILD_DIR/vmtest-test
 
-# Boot with a payload; keep the output in $OUT and the status in $STATUS.
+# Boot with vmtest.sh's OPTIONs and a payload; keep the output in $OUT and
+# the status in $STATUS.
 run_vm()
 {
-	OUT=$("$SCRIPT" "$@" 2>&1)
+	OUT=$("$SCRIPT" --dir "$VM_DIR" "$@" 2>&1)
 	STATUS=$?
 }
 
@@ -28,45 +29,45 @@ expect()
 
 test_status_comes_back()
 {
-	run_vm 'echo payload ran; exit 3'
+	run_vm -- 'echo payload ran; exit 3'
 	expect 3 "payload ran"
 }
 
 test_hang_is_killed()
 {
-	VMTEST_TIMEOUT=10 run_vm 'sleep 600'
-	expect 1 "did not finish within 10s and was killed; console log: $VMTEST_DIR/console.log"
+	run_vm --timeout 10 -- 'sleep 600'
+	expect 1 "did not finish within 10s and was killed; console log: $VM_DIR/console.log"
 }
 
 test_warning_fails()
 {
-	run_vm 'echo "WARNING: CPU: 0 PID: 1 at vmtest-test" >/dev/kmsg; exit 0'
+	run_vm -- 'echo "WARNING: CPU: 0 PID: 1 at vmtest-test" >/dev/kmsg; exit 0'
 	expect 1 "the test kernel reported a problem"
 }
 
 test_no_status_fails()
 {
-	run_vm 'poweroff -f'
+	run_vm -- 'poweroff -f'
 	expect 1 "stopped without reporting a status"
 }
 
 # The export directory is the VM's only way to write to the host.
 test_export_comes_back()
 {
-	run_vm 'echo exported >/export/file && ! touch /ktt/vmtest-test.written'
-	expect 0 "" && [ "$(cat "$VMTEST_DIR/export/file" 2>/dev/null)" = exported ] &&
+	run_vm -- 'echo exported >/export/file && ! touch /ktt/vmtest-test.written'
+	expect 0 "" && [ "$(cat "$VM_DIR/export/file" 2>/dev/null)" = exported ] &&
 		[ ! -e "$TOP_DIR/vmtest-test.written" ] && return 0
 	echo "# /export/file did not come back, or /ktt was writable"
 	return 1
 }
 
-# Bochs has no 9p: VMTEST_FILES come in the initramfs, /export goes back
+# Bochs has no 9p: --files come in the initramfs, /export goes back
 # over a serial port, and its exit status on power-off is not the payload's.
 test_bochs_round_trip()
 {
-	VMTEST_VMM=bochs VMTEST_FILES=scripts/vm-checks.sh run_vm \
-		'head -2 scripts/vm-checks.sh | tail -1; echo exported >/export/file; exit 3'
-	expect 3 "^# vm-checks.sh: " && [ "$(cat "$VMTEST_DIR/export/file" 2>/dev/null)" = exported ] &&
+	run_vm --vmm bochs --files scripts/guest/vm-checks.sh -- \
+		'head -2 scripts/guest/vm-checks.sh | tail -1; echo exported >/export/file; exit 3'
+	expect 3 "^# vm-checks.sh: " && [ "$(cat "$VM_DIR/export/file" 2>/dev/null)" = exported ] &&
 		return 0
 	echo "# /export/file did not come back from Bochs"
 	return 1
@@ -83,9 +84,9 @@ main()
 	ktap_test_result "a VM that stops without a status fails the run" test_no_status_fails
 	ktap_test_result "files written to /export reach the host; the shared repository is read-only" \
 		test_export_comes_back
-	ktap_test_result "under Bochs, VMTEST_FILES reach the VM, and its output, status and /export come back" \
+	ktap_test_result "under Bochs, --files reach the VM, and its output, status and /export come back" \
 		test_bochs_round_trip
-	rm -rf "$VMTEST_DIR"
+	rm -rf "$VM_DIR"
 	ktap_finished
 }
 

@@ -13,6 +13,8 @@
 # command line in /payload, run from /ktt.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in the initramfs
+. /lib/ktt/poll.sh
 
 setup_mounts()
 {
@@ -61,19 +63,20 @@ check_tsc()
 	fi
 }
 
+readonly CLOCKSOURCE=/sys/devices/system/clocksource/clocksource0/current_clocksource
+
+tsc_is_clocksource()
+{
+	[ "$(cat "$CLOCKSOURCE")" = tsc ]
+}
+
 # The refined TSC clocksource replaces tsc-early a second after boot, which
 # under Bochs (a guest second is about a minute) comes after the first
 # tests: kvm_clock_test needs it. Idle time is cheap in both emulators.
 wait_tsc_clocksource()
 {
-	local cs=/sys/devices/system/clocksource/clocksource0/current_clocksource i
-
-	# shellcheck disable=SC2034 # i only counts the tries
-	for i in $(seq 20); do
-		[ "$(cat $cs)" = tsc ] && return 0
-		sleep 0.5
-	done
-	echo "# the clocksource is still $(cat $cs) after 10 s, not tsc"
+	wait_until 10 tsc_is_clocksource ||
+		echo "# the clocksource is still $(cat "$CLOCKSOURCE") after 10 s, not tsc"
 }
 
 run_payload()

@@ -10,8 +10,8 @@
 
 set -eu -o pipefail
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly SOURCE_PKG=linux-source-6.12
 readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz

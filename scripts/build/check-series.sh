@@ -10,8 +10,8 @@
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly WORKTREE=$BUILD_DIR/series-check
 readonly OUT=$BUILD_DIR/kernel-series

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# record_host_test.sh: scripts/record-host.sh after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
+# record_host_test.sh: tools/record-host/record-host.sh after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
 #
 # Runs record-host.sh (installed next to this test) with an instance and a
 # state directory of its own, ktt-record-PID. A run of this test that was
@@ -24,6 +24,9 @@ set -u
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 . "$TEST_DIR/../kselftest/ktap_helpers.sh"
+# The project's poll helper, installed next to this test.
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh
+. "$TEST_DIR/poll.sh"
 
 readonly RECORD="$TEST_DIR/record-host.sh"
 readonly WRITER="${TSC_WRITER:-$TEST_DIR/tsc_writer}"
@@ -36,6 +39,7 @@ export RECORD_TIMEOUT=30
 RECORD_STATE=
 WORK=
 WRITER_PID=
+WRITER_EXIT=
 VM_DIR=
 SKIP_REASON=
 
@@ -220,43 +224,46 @@ process_state()
 	sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null
 }
 
+# For wait_until: true once tsc_writer's VM has both vCPUs in debugfs
+# (VM_DIR then); 2 once tsc_writer has exited, WRITER_EXIT its status.
+writer_vm_ready()
+{
+	for VM_DIR in "$KVM_DEBUGFS/$WRITER_PID"-*; do
+		[ -e "$VM_DIR/vcpu1/tsc-offset" ] && return 0
+	done
+	VM_DIR=
+	kill -0 "$WRITER_PID" 2>/dev/null && return 1
+	wait "$WRITER_PID"
+	WRITER_EXIT=$?
+	WRITER_PID=
+	return 2
+}
+
+writer_stopped()
+{
+	[ "$(process_state "$WRITER_PID")" = T ]
+}
+
 # Starts tsc_writer, waits for its VM's two vCPUs in debugfs and stops it
 # (SIGSTOP): sets WRITER_PID and VM_DIR. Skips where it cannot run.
 start_stopped_writer()
 {
-	local waited=0 rc
+	local rc=0
 
 	[ -x "$WRITER" ] || { skip "$WRITER is missing: install the suite, or set TSC_WRITER"; return; }
 	[ -c /dev/kvm ] || { skip "/dev/kvm is missing: no KVM on this machine"; return; }
 	"$WRITER" 600 >"$WORK/writer.out" 2>&1 &
 	WRITER_PID=$!
-	while :; do
-		for VM_DIR in "$KVM_DEBUGFS/$WRITER_PID"-*; do
-			[ -e "$VM_DIR/vcpu1/tsc-offset" ] && break
-			VM_DIR=
-		done
-		[ -n "$VM_DIR" ] && break
-		if ! kill -0 "$WRITER_PID" 2>/dev/null; then
-			wait "$WRITER_PID"
-			rc=$?
-			WRITER_PID=
-			sed 's/^/# tsc_writer: /' "$WORK/writer.out"
-			[ "$rc" = "$KSFT_SKIP" ] && { skip "tsc_writer cannot create a VM (above)"; return; }
-			echo "# tsc_writer exited with $rc before its VM was in debugfs"
-			return 1
-		fi
-		[ "$waited" -lt 100 ] ||
-			{ echo "# no $KVM_DEBUGFS/$WRITER_PID-*/vcpu1/tsc-offset within 10s"; return 1; }
-		sleep 0.1
-		waited=$((waited + 1))
-	done
+	wait_until 10 writer_vm_ready || rc=$?
+	if [ "$rc" = 2 ]; then
+		sed 's/^/# tsc_writer: /' "$WORK/writer.out"
+		[ "$WRITER_EXIT" = "$KSFT_SKIP" ] && { skip "tsc_writer cannot create a VM (above)"; return; }
+		echo "# tsc_writer exited with $WRITER_EXIT before its VM was in debugfs"
+		return 1
+	fi
+	[ "$rc" = 0 ] || { echo "# no $KVM_DEBUGFS/$WRITER_PID-*/vcpu1/tsc-offset within 10s"; return 1; }
 	kill -s STOP "$WRITER_PID"
-	waited=0
-	until [ "$(process_state "$WRITER_PID")" = T ]; do
-		[ "$waited" -lt 100 ] || { echo "# tsc_writer did not stop within 10s of SIGSTOP"; return 1; }
-		sleep 0.1
-		waited=$((waited + 1))
-	done
+	wait_until 10 writer_stopped || { echo "# tsc_writer did not stop within 10s of SIGSTOP"; return 1; }
 }
 
 # The snapshot line record-host.sh must write for the vCPU directory DIR

@@ -1,11 +1,13 @@
 #!/bin/bash
 # merge-e2e-test.sh: KTAP test of kvm-tsc-merge on real host + nested-guest trace pairs recorded in the test VM the ways users record them: every guest marker must land right before its own port exit.
 #
-# usage: merge-e2e-test.sh [--no-vm] [--l2-tsc-khz KHZ] [--modes "MODE..."]
+# usage: merge-e2e-test.sh [--vmm qemu|bochs] [--dir DIR] [--no-vm]
+#                          [--l2-tsc-khz KHZ] [--modes "MODE..."]
 #
-# Boots the test VM with VMTEST_NESTED=1 (which gives it one CPU) and runs
-# scripts/vm-nested-trace.sh there (VMTEST_DIR defaults to build/vmtest-e2e;
-# a second boot if a nested guest itself failed) with MODES (default
+# Boots the test VM with vmtest.sh --nested (which gives it one CPU) under
+# --vmm (default qemu) in --dir (default build/vmtest-e2e) and runs
+# scripts/guest/vm-nested-trace.sh there (a second boot if a nested guest
+# itself failed) with MODES (default
 # "own agent late"), one nested guest each, one after the other:
 #
 #   own    record-host.sh started before the guest boots, the guest tracing
@@ -18,9 +20,9 @@
 #   late   record-host.sh started once the guest has booted, the guest
 #          tracing itself: late/late-host.dat, late/late-guest.dat
 #
-# --no-vm checks the files of the previous run in $VMTEST_DIR/export
-# instead. --l2-tsc-khz runs the nested guest's TSC at KHZ through TSC
-# scaling (VMTEST_VMM=bochs: TCG has none), and the own run's host trace
+# --no-vm checks the files of the previous run in DIR/export instead.
+# --l2-tsc-khz runs the nested guest's TSC at KHZ through TSC scaling
+# (--vmm bochs: TCG has none), and the own run's host trace
 # must show L2's vCPUs at that multiplier.
 #
 # For each mode it checks the raw traces with trace-cmd: the guest's markers
@@ -37,7 +39,7 @@
 #     kvm-tsc-merge --host HOST.dat --guest l2=GUEST.dat \
 #         --fields time,source,event,info --summary SUMMARY.txt >TIMELINE.txt
 #
-# (in $VMTEST_DIR/merge/MODE/) and checks the timeline: one line per event,
+# (in DIR/merge/MODE/) and checks the timeline: one line per event,
 # "<host tsc> <source> <event>: <info>", source "host" or "l2:<vcpu>" with a
 # "!" when the event fell outside a run interval of its vCPU thread; a
 # correct timeline alternates marker, port exit, marker, port exit on every
@@ -52,18 +54,22 @@
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=../common.sh
-. "$(dirname "$0")/../common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
-export VMTEST_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest-e2e}
-readonly EXPORT=$VMTEST_DIR/export
-readonly OUT_ROOT=$VMTEST_DIR/merge
+readonly USAGE="usage: ${0##*/} [--vmm qemu|bochs] [--dir DIR] [--no-vm] [--l2-tsc-khz KHZ] [--modes \"MODE...\"]"
 readonly KSHARK_TIMES=$BUILD_DIR/tools/kshark-times
 readonly PROTO_DIR=$TOP_DIR/tools/tsc-merge/proto
 readonly PFTRACE_EVENTS=$TOP_DIR/tools/tsc-merge/tests/pftrace-events.awk
-readonly VM_LOG=$VMTEST_DIR.log
 readonly ATTEMPTS=2
+# The emulator and vmtest.sh's directory, from --vmm and --dir; the nested
+# runs' files, the merges and the log of the boots in and beside it.
+VMM=qemu
+VM_DIR=$BUILD_DIR/vmtest-e2e
+EXPORT=
+OUT_ROOT=
+VM_LOG=
 # The nested guest's TSC rate in kHz, when --l2-tsc-khz sets one.
 L2_TSC_KHZ=
 MODES="own agent late"
@@ -144,12 +150,13 @@ tsc_to_shown()
 run_vm_once()
 {
 	# shellcheck disable=SC2086
-	VMTEST_NESTED=1 VMTEST_FILES=scripts "$TOP_DIR/scripts/vmtest.sh" \
-		sh scripts/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES >"$VM_LOG" 2>&1
+	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --nested \
+		--files "scripts tools/record-host" -- \
+		sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES >"$VM_LOG" 2>&1
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run
-# that fails inside a nested guest, or a test VM killed at VMTEST_TIMEOUT
+# that fails inside a nested guest, or a test VM killed at vmtest.sh's timeout
 # (the last step line names where it stopped), is tried again, up to
 # ATTEMPTS boots, each failure shown: under emulation a nested guest can
 # crash, stall or never finish booting for reasons that are the
@@ -670,7 +677,7 @@ check_mode()
 	BROKEN=
 	check "the nested run in the test VM recorded and exported $h and $g" \
 		check_exported "$MODE_DIR" "$HOST_DAT" "$GUEST_DAT" || BROKEN="no trace pair"
-	[ -n "$BROKEN" ] && echo "# $MODE: no trace pair to check (see $VMTEST_DIR.log and $MODE_DIR)"
+	[ -n "$BROKEN" ] && echo "# $MODE: no trace pair to check (see $VM_LOG and $MODE_DIR)"
 	run_step prepare_mode
 	check "$g has ${MARKERS:-its} markers before and after the TSC write on each vCPU" \
 		check_guest_markers "$OUT/guest.events" "$CPUS" "$MARKERS"
@@ -710,12 +717,15 @@ main()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--no-vm) no_vm=1 ;;
+		--vmm) VMM=${2:?--vmm needs qemu or bochs}; shift ;;
+		--dir) VM_DIR=$(realpath -m "${2:?--dir needs a directory}"); shift ;;
 		--l2-tsc-khz) L2_TSC_KHZ=${2:?--l2-tsc-khz needs a rate in kHz}; shift ;;
 		--modes) MODES=${2:?--modes needs a list of modes}; shift ;;
-		*) die "usage: ${0##*/} [--no-vm] [--l2-tsc-khz KHZ] [--modes \"MODE...\"]" ;;
+		*) die "$USAGE" ;;
 		esac
 		shift
 	done
+	EXPORT=$VM_DIR/export OUT_ROOT=$VM_DIR/merge VM_LOG=$VM_DIR.log
 	for mode in $MODES; do
 		case $mode in own | agent | late) ;; *) die "--modes: unknown mode '$mode' (own, agent, late)" ;; esac
 	done

@@ -3,8 +3,8 @@
 
 set -eu
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev cpio
 	kmod pkg-config git file qemu-system-x86 busybox-static linux-source-6.12

@@ -1,30 +1,30 @@
 #!/bin/bash
 # demo-merge.sh: the second half of `make demo`: record a real host + guest trace pair in the test VM and show kvm-tsc-merge's timeline of it.
 #
-# The test VM records itself as a KVM host (scripts/record-host.sh) while a
+# The test VM records itself as a KVM host (tools/record-host/record-host.sh) while a
 # Linux guest runs under QEMU/KVM in it and sets its IA32_TSC 10^12 cycles
-# ahead (scripts/vm-nested-trace.sh). The pair comes out to build/demo/;
+# ahead (scripts/guest/vm-nested-trace.sh). The pair comes out to build/demo/;
 # the merged timeline, the Chrome JSON (for the Perfetto UI or
 # chrome://tracing) and the summary go next to it.
 
 set -eu
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
-export VMTEST_DIR=$BUILD_DIR/demo
-readonly EXPORT=$VMTEST_DIR/export
+readonly VM_DIR=$BUILD_DIR/demo
+readonly EXPORT=$VM_DIR/export
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
-readonly TIMELINE=$VMTEST_DIR/timeline.txt
-readonly JSON=$VMTEST_DIR/timeline.json
-readonly SUMMARY=$VMTEST_DIR/summary.txt
+readonly TIMELINE=$VM_DIR/timeline.txt
+readonly JSON=$VM_DIR/timeline.json
+readonly SUMMARY=$VM_DIR/summary.txt
 
 record()
 {
 	note "recording a host + guest trace pair in the test VM (about a minute)"
-	VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh \
-		>"$VMTEST_DIR.log" 2>&1 ||
-		die "the nested recording failed (under TCG the nested guest sometimes does; run 'make demo' again): $VMTEST_DIR.log"
+	scripts/vm/vmtest.sh --dir "$VM_DIR" --nested -- sh scripts/guest/vm-nested-trace.sh \
+		>"$VM_DIR.log" 2>&1 ||
+		die "the nested recording failed (under TCG the nested guest sometimes does; run 'make demo' again): $VM_DIR.log"
 }
 
 # Each vCPU's TSC write (an offset that changes) and the events around it.
@@ -62,7 +62,7 @@ main()
 	local status=0
 
 	[ -x "$MERGE" ] || die "$MERGE not built: run 'make tools'"
-	mkdir -p "$VMTEST_DIR"
+	mkdir -p "$VM_DIR"
 	record
 	# Status 3 still wrote everything; the summary says which events.
 	"$MERGE" --quiet -H "$EXPORT/host.dat" -g guest="$EXPORT/guest.dat" \

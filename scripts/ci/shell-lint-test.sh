@@ -39,7 +39,7 @@ main()
 
 	cd "$TOP_DIR" || exit 1
 	command -v shellcheck >/dev/null 2>&1 ||
-		skip_all "shellcheck is not installed: run scripts/deps.sh"
+		skip_all "shellcheck is not installed: run scripts/build/deps.sh"
 	git rev-parse --is-inside-work-tree >/dev/null 2>&1 || skip_all "$TOP_DIR is not a git checkout"
 	mapfile -t files < <(shell_scripts)
 	echo "TAP version 13"

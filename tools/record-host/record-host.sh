@@ -9,6 +9,9 @@
 #                                    written and check it
 #        record-host.sh clean        remove what a killed recording left:
 #                                    its tracefs instance and its state
+#        record-host.sh tsc-khz      print the host's TSC rate in kHz, as the
+#                                    snapshot gives it (KHZ below); fails
+#                                    where it is unknown
 #
 # A merge needs, for every vCPU, the thread that runs it and its VMM process
 # (task:task_newtask of the thread) and its TSC offset (the first
@@ -52,16 +55,16 @@
 # stops, and clean removes it; stop says so too and cleans up. Events the
 # running kernel does not have (the series in patches/ adds
 # kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are left out with a
-# note. Needs root, trace-cmd and a loaded kvm module; POSIX sh, so it also
-# runs under busybox.
+# note. Needs root, trace-cmd, a loaded kvm module and the project's
+# poll.sh (see POLL_LIB below); POSIX sh, so it also runs under busybox.
 #
 # Environment: RECORD_INSTANCE (tracefs instance name, default
 # kvm-tsc-record), RECORD_STATE (directory for the pid, the output name and
 # trace-cmd's log, default /tmp/kvm-tsc-record), RECORD_TIMEOUT (seconds to
 # wait for the start or the stop, default 60), RECORD_BUFFER_KB (per-CPU
 # buffer size, default trace-cmd's), RECORD_COMPRESSION (trace-cmd's
-# --compression, default none: in the QEMU test VM, trace-cmd 3.1.6 wrote
-# zstd-compressed files it could not read back, "error reading header"),
+# --compression, default none, because trace-cmd 3.1.6 cannot always read
+# back its zstd-compressed files),
 # RECORD_TSC_KHZ (the host's TSC rate in kHz for the snapshot's tsc_khz,
 # default the kernel log's, as above).
 
@@ -69,6 +72,13 @@
 # shellcheck disable=SC3043
 
 set -eu
+
+# wait_until, the project's poll helper: beside this script where kselftest
+# installs the two, in scripts/lib in the repository.
+POLL_LIB=$(dirname "$0")/poll.sh
+[ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../../scripts/lib/poll.sh
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh
+. "$POLL_LIB"
 
 readonly INSTANCE="${RECORD_INSTANCE:-kvm-tsc-record}"
 readonly STATE="${RECORD_STATE:-/tmp/kvm-tsc-record}"
@@ -156,6 +166,19 @@ recording_started()
 		[ "$(cat "$dir/events/task/task_newtask/enable" 2>/dev/null)" = 1 ]
 }
 
+# For wait_until: the recording runs; 2 once trace-cmd is gone.
+recording_started_or_gone()
+{
+	recording_started && return 0
+	recorder_pid >/dev/null || return 2
+	return 1
+}
+
+pid_gone()
+{
+	! kill -0 "$1" 2>/dev/null
+}
+
 # Events the instance's ring buffer lost so far, all CPUs together.
 lost_events()
 {
@@ -231,20 +254,24 @@ mark()
 	printf '%s\n' "$2" >"$1"
 }
 
+# For wait_until: the vCPU directory DIR has FILE; 2 once DIR is gone.
+vcpu_file_or_gone()
+{
+	[ -e "$1/$2" ] && return 0
+	[ -d "$1" ] || return 2
+	return 1
+}
+
 # The number in FILE of the vCPU directory DIR, negative only if SIGNED is
 # "signed". A file that is not there yet while DIR is (a vCPU being
 # created) gets a second to appear. Fails saying why, or quietly where DIR
 # is gone (its VM was destroyed meanwhile).
 vcpu_value()
 {
-	local dir="$1" file="$2" signed="${3:-}" value tries=0
+	local dir="$1" file="$2" signed="${3:-}" value rc=0
 
-	while [ ! -e "$dir/$file" ]; do
-		[ -d "$dir" ] || return 1
-		[ "$tries" -lt 10 ] || { note "$dir/$file is missing"; return 1; }
-		sleep 0.1
-		tries=$((tries + 1))
-	done
+	wait_until 1 vcpu_file_or_gone "$dir" "$file" || rc=$?
+	[ "$rc" = 0 ] || { [ "$rc" = 2 ] || note "$dir/$file is missing"; return 1; }
 	# read, not cat: no process per file. KVM ends the text with a newline.
 	IFS= read -r value 2>/dev/null <"$dir/$file" ||
 		{ [ ! -d "$dir" ] || note "cannot read $dir/$file"; return 1; }
@@ -338,7 +365,7 @@ leftovers()
 
 start()
 {
-	local file="$1" events khz kvm pid found waited=0
+	local file="$1" events khz kvm pid found rc=0
 
 	command -v trace-cmd >/dev/null 2>&1 || die "trace-cmd not found (Debian package trace-cmd)"
 	find_tracefs
@@ -363,16 +390,12 @@ start()
 	(cd "$STATE" && exec setsid trace-cmd record --compression "$COMPRESSION" -o "$file" \
 		-B "$INSTANCE" -C x86-tsc ${BUFFER_KB:+-b "$BUFFER_KB"} $events) </dev/null >"$STATE/log" 2>&1 &
 	echo $! >"$STATE/pid"
-	until recording_started; do
-		if ! recorder_pid >/dev/null; then
-			sed 's/^/  /' "$STATE/log" >&2
-			die "trace-cmd record exited before recording started (log above, $STATE/log)"
-		fi
-		[ "$waited" -lt $((TIMEOUT * 5)) ] ||
-			die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE/log"
-		sleep 0.2
-		waited=$((waited + 1))
-	done
+	wait_until "$TIMEOUT" recording_started_or_gone || rc=$?
+	if [ "$rc" = 2 ]; then
+		sed 's/^/  /' "$STATE/log" >&2
+		die "trace-cmd record exited before recording started (log above, $STATE/log)"
+	fi
+	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE/log"
 	# The events are on: a TSC write from here on is recorded, whatever
 	# the snapshot reads.
 	if [ -n "$kvm" ]; then
@@ -401,7 +424,7 @@ check_file()
 
 stop()
 {
-	local pid file lost waited=0
+	local pid file lost
 
 	find_tracefs
 	file=$(cat "$STATE/file" 2>/dev/null) || die "no recording to stop ($STATE/file missing)"
@@ -409,14 +432,10 @@ stop()
 	if pid=$(recorder_pid); then
 		lost=$(lost_events)
 		kill -INT "$pid"
-		while kill -0 "$pid" 2>/dev/null; do
-			if [ "$waited" -ge $((TIMEOUT * 5)) ]; then
-				kill_recorder
-				die "trace-cmd record (pid $pid) did not finish within ${TIMEOUT}s of SIGINT and was killed; $file is incomplete"
-			fi
-			sleep 0.2
-			waited=$((waited + 1))
-		done
+		if ! wait_until "$TIMEOUT" pid_gone "$pid"; then
+			kill_recorder
+			die "trace-cmd record (pid $pid) did not finish within ${TIMEOUT}s of SIGINT and was killed; $file is incomplete"
+		fi
 	else
 		note "trace-cmd record was no longer running; log: $STATE/log"
 		kill_recorder
@@ -445,14 +464,27 @@ clean()
 	rm -f "$STATE/pid" "$STATE/file"
 }
 
+# The rate, or a failure where neither RECORD_TSC_KHZ nor the log has it.
+print_tsc_khz()
+{
+	local khz
+
+	khz=$(host_tsc_khz)
+	[ -n "$khz" ] || die "the kernel log has no TSC rate and RECORD_TSC_KHZ is unset"
+	echo "$khz"
+}
+
 main()
 {
+	case ${1:-} in
+	tsc-khz) [ $# = 1 ] || die "usage: $PROG tsc-khz"; print_tsc_khz; return ;;
+	esac
 	[ "$(id -u)" = 0 ] || die "needs root (tracefs)"
 	case ${1:-} in
 	start) [ $# = 2 ] || die "usage: $PROG start FILE"; start "$2" ;;
 	stop) [ $# = 1 ] || die "usage: $PROG stop"; stop ;;
 	clean) [ $# = 1 ] || die "usage: $PROG clean"; clean ;;
-	*) die "usage: $PROG start FILE | $PROG stop | $PROG clean" ;;
+	*) die "usage: $PROG start FILE | $PROG stop | $PROG clean | $PROG tsc-khz" ;;
 	esac
 }
 

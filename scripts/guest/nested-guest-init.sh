@@ -28,6 +28,8 @@
 # once L1's trace-cmd record has the guest's trace.
 
 # shellcheck shell=dash # busybox sh, which has local
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in L2's initramfs
+. /lib/ktt/poll.sh
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
 readonly TRACEFS=/sys/kernel/tracing
@@ -142,19 +144,6 @@ start_tracing()
 		{ fail "trace-cmd start: $(tail -1 "$OUT/trace-cmd-start.log")"; return 1; }
 	grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" ||
 		{ fail "the trace clock is not x86-tsc: $(cat "$TRACEFS/trace_clock")"; return 1; }
-}
-
-# Bounded wait: run COMMAND every 0.1 s until it succeeds, at most TIMEOUT s.
-wait_until()
-{
-	local timeout=$1 waited=0
-
-	shift
-	until "$@"; do
-		[ "$waited" -lt $((timeout * 10)) ] || return 1
-		sleep 0.1
-		waited=$((waited + 1))
-	done
 }
 
 # trace-cmd agent makes its vsock socket, listens and sleeps in accept():

@@ -9,8 +9,8 @@
 
 set -eu
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
 
 # A silently dropped option (unmet dependency, typo) is an error naming it.
 verify_config()

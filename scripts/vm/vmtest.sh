@@ -1,37 +1,109 @@
 #!/bin/bash
 # vmtest.sh: run a command inside the test kernel under QEMU (AMD SVM) or Bochs (Intel VMX) and return its exit status.
 #
-# usage: vmtest.sh COMMAND...
-#
-# VMTEST_VMM picks the emulator: qemu (the default: TCG, nested SVM) or
-# bochs (Intel VMX with nested VMX and TSC scaling, which TCG lacks).
-# COMMAND runs in /ktt, the repository. QEMU shares it over 9p (virtio),
-# read-only, and VMTEST_DIR/export (default build/vmtest/export) writable
-# as /export for what the command brings out. Bochs has no 9p: the
-# repository paths listed in VMTEST_FILES (and the kernel's modules) are
-# copied into the initramfs's /ktt, and what the command leaves in /export
-# comes back as a gzipped tar on the fourth serial port. The command's
-# output is printed here; the console log stays in VMTEST_DIR.
-# KERNEL_VARIANT (test or debug) picks the kernel and its modules. The run
-# fails when the VM does not report a status before VMTEST_TIMEOUT seconds
-# (default 900), or when the kernel log shows a warning, BUG, Oops, KASAN or
-# lockdep report.
-#
-# VMTEST_NESTED=1 also puts into the initramfs what a nested guest needs:
-# qemu-system-x86_64 and trace-cmd with their libraries and QEMU's
-# firmware, and in /nested the kernel and the nested guest's initramfs
-# (scripts/nested-guest-init.sh as /init, busybox, trace-cmd and the
-# libgcc_s its threads need), and gives
-# the VM one CPU unless VMTEST_CPUS says otherwise; scripts/vm-nested-trace.sh
-# says why.
+# The options are in usage() below. COMMAND runs in /ktt, the repository.
+# QEMU shares it over 9p (virtio), read-only, and DIR/export writable as
+# /export for what the command brings out. Bochs has no 9p: the repository
+# paths given with --files (and the kernel's modules) are copied into the
+# initramfs's /ktt, and what the command leaves in /export comes back as a
+# gzipped tar on the fourth serial port. The command's output is printed
+# here; the console log stays in DIR. The run fails when the VM does not
+# report a status within the timeout, or when the kernel log shows a
+# warning, BUG, Oops, KASAN or lockdep report.
 
 set -eu
 
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "$0")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh
+. "$(dirname "$0")/../lib/poll.sh"
 
-readonly VMM=${VMTEST_VMM:-qemu}
-readonly VM_DIR=${VMTEST_DIR:-$BUILD_DIR/vmtest}
+usage()
+{
+	cat <<-EOF
+		usage: ${0##*/} [OPTION...] [--] COMMAND...
+
+		Boot the test kernel with busybox, run COMMAND, its words joined into
+		one shell command line, from /ktt (the repository) and exit with its
+		status.
+
+		  -m, --vmm qemu|bochs    the emulator: qemu (default; TCG, nested SVM) or
+		                          bochs (Intel VMX, nested VMX and TSC scaling)
+		  -d, --dir DIR           initramfs, logs and DIR/export, what the command
+		                          leaves in /export (default build/vmtest)
+		  -t, --timeout SECONDS   kill the VM after SECONDS (default 900)
+		  -f, --files "PATH..."   repository paths copied into /ktt under Bochs,
+		                          which has no 9p
+		  -n, --nested            also put in what a nested guest needs (QEMU,
+		                          trace-cmd, the nested guest's initramfs in
+		                          /nested); one CPU unless --cpus says otherwise
+		  -c, --cpus N            the VM's CPUs (default 2)
+		  -M, --mem SIZE          the VM's memory in G, like 2G (default 2G)
+		  -k, --kernel test|debug the kernel build: build/kernel (default) or
+		                          build/kernel-debug
+		      --tsc-khz KHZ       the guest TSC rate QEMU's guest is told
+		                          (default the host's: TCG runs at its rate)
+		  -h, --help              this text
+	EOF
+}
+
+# The options into VMM, VM_DIR, TIMEOUT, FILES, NESTED, VM_CPUS, VM_MEM,
+# KBUILD_OUT and TSC_KHZ; the command's words are left in ARGS.
+parse_args()
+{
+	local kernel=test
+
+	VMM=qemu VM_DIR=$BUILD_DIR/vmtest TIMEOUT=900 FILES='' NESTED=0 VM_CPUS='' VM_MEM=2G TSC_KHZ=''
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-h | --help) usage; exit 0 ;;
+		-n | --nested) NESTED=1; shift; continue ;;
+		--) shift; break ;;
+		-*) [ $# -ge 2 ] || die "$1 needs a value (see -h)" ;;
+		*) break ;;
+		esac
+		case $1 in
+		-m | --vmm) VMM=$2 ;;
+		-d | --dir) VM_DIR=$(realpath -m "$2") ;;
+		-t | --timeout) TIMEOUT=$2 ;;
+		-f | --files) FILES=$2 ;;
+		-c | --cpus) VM_CPUS=$2 ;;
+		-M | --mem) VM_MEM=$2 ;;
+		-k | --kernel) kernel=$2 ;;
+		--tsc-khz) TSC_KHZ=$2 ;;
+		*) die "unknown option $1 (see -h)" ;;
+		esac
+		shift 2
+	done
+	[ $# -gt 0 ] || { usage >&2; exit 2; }
+	case $kernel in
+	test) KBUILD_OUT=$BUILD_DIR/kernel ;;
+	debug) KBUILD_OUT=$BUILD_DIR/kernel-debug ;;
+	*) die "--kernel $kernel: use test or debug" ;;
+	esac
+	# scripts/guest/vm-nested-trace.sh says why a nested guest gets one CPU.
+	if [ -z "$VM_CPUS" ]; then
+		VM_CPUS=2
+		[ "$NESTED" = 0 ] || VM_CPUS=1
+	fi
+	need_number --timeout "$TIMEOUT"
+	need_number --cpus "$VM_CPUS"
+	[ "${VM_MEM%G}" != "$VM_MEM" ] || die "--mem $VM_MEM: give gigabytes, like 2G"
+	need_number --mem "${VM_MEM%G}"
+	[ -z "$TSC_KHZ" ] || need_number --tsc-khz "$TSC_KHZ"
+	ARGS=("$@")
+}
+
+# Fail unless VALUE, given with OPTION, is a positive number.
+need_number()
+{
+	case $2 in
+	'' | *[!0-9]* | 0) die "$1 $2: give a positive number" ;;
+	esac
+}
+
+parse_args "$@"
+readonly VMM VM_DIR TIMEOUT FILES NESTED VM_CPUS VM_MEM KBUILD_OUT TSC_KHZ ARGS
 readonly VM_ROOT=$VM_DIR/root
 readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
 readonly CONSOLE_LOG=$VM_DIR/console.log
@@ -40,20 +112,15 @@ readonly STATUS_FILE=$VM_DIR/status
 readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
 readonly EXPORT_TAR=$VM_DIR/export.tar.gz
-readonly NESTED=${VMTEST_NESTED:-0}
 readonly L2_ROOT=$VM_DIR/l2-root
 # What QEMU loads to boot a -kernel on the pc machine, from its firmware path.
 readonly QEMU_FIRMWARE="/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin"
-readonly TIMEOUT=${VMTEST_TIMEOUT:-900}
-if [ "$NESTED" = 1 ]; then
-	readonly VM_CPUS=${VMTEST_CPUS:-1}
-else
-	readonly VM_CPUS=${VMTEST_CPUS:-2}
-fi
-readonly VM_MEM=${VMTEST_MEM:-2G}
 readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
 # Where the modules are, relative to /ktt, for guest-init.sh.
 readonly MODROOT=${KBUILD_OUT#"$TOP_DIR"/}/modroot
+# Where the initramfs of the VM and of the nested guest keep the poll
+# helper their /init and payloads source.
+readonly POLL_LIB=/lib/ktt/poll.sh
 # Kernel messages that fail a run whatever the payload said.
 readonly SPLAT_RE='WARNING: CPU:|BUG: |Oops|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|Marking TSC unstable'
 # Bochs: a Skylake-X with VMX (EPT, unrestricted guest, shadow VMCS, TSC
@@ -78,15 +145,23 @@ build_initramfs()
 	rm -rf "$VM_ROOT"
 	mkdir -p "$VM_ROOT/bin"
 	cp /bin/busybox "$VM_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/guest-init.sh" "$VM_ROOT/init"
+	cp "$TOP_DIR/scripts/guest/guest-init.sh" "$VM_ROOT/init"
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	need_cmd trace-cmd trace-cmd
 	copy_with_libs trace-cmd "$VM_ROOT"
 	[ "$NESTED" = 1 ] && add_nested
-	# shellcheck disable=SC2086 # VMTEST_FILES is a list of paths, split on blanks
-	[ "$VMM" = bochs ] && add_ktt_files "$MODROOT" ${VMTEST_FILES:-}
+	add_poll_lib "$VM_ROOT"
+	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
+	[ "$VMM" = bochs ] && add_ktt_files "$MODROOT" $FILES
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
+}
+
+# The poll helper, where an /init and its payloads find it.
+add_poll_lib()
+{
+	mkdir -p "$1${POLL_LIB%/*}"
+	cp "$TOP_DIR/scripts/lib/poll.sh" "$1$POLL_LIB"
 }
 
 # Copy repository paths into the initramfs's /ktt, where 9p would show them.
@@ -95,7 +170,7 @@ add_ktt_files()
 	local path
 
 	for path in "$@"; do
-		[ -e "$TOP_DIR/$path" ] || die "VMTEST_FILES: $TOP_DIR/$path does not exist"
+		[ -e "$TOP_DIR/$path" ] || die "--files: $TOP_DIR/$path does not exist"
 		mkdir -p "$VM_ROOT/ktt/$(dirname "$path")"
 		cp -a "$TOP_DIR/$path" "$VM_ROOT/ktt/$path"
 	done
@@ -112,8 +187,9 @@ build_l2_initramfs()
 	rm -rf "$L2_ROOT"
 	mkdir -p "$L2_ROOT/bin"
 	cp /bin/busybox "$L2_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/nested-guest-init.sh" "$L2_ROOT/init"
+	cp "$TOP_DIR/scripts/guest/nested-guest-init.sh" "$L2_ROOT/init"
 	copy_with_libs trace-cmd "$L2_ROOT"
+	add_poll_lib "$L2_ROOT"
 	# Where glibc looks for it: beside the libc trace-cmd runs with.
 	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1
 	[ -f "$lib" ] || die "$lib not found: install the Debian package libgcc-s1"
@@ -141,16 +217,15 @@ add_nested()
 # Start QEMU in the background, in VM_PID.
 start_qemu()
 {
-	local tsc_khz
+	local tsc_khz=$TSC_KHZ
 
 	# Telling the guest the rate spares it a calibration that fails without
 	# a reference timer.
-	tsc_khz=${VMTEST_TSC_KHZ:-$(host_tsc_khz)}
-	# thread=single: with multi-threaded TCG, a vCPU sometimes ran into the
-	# int3 of a finished jump-label patch ("Oops: int3" in rcu_sched).
-	# pci=noacpi: the PCI interrupts come from the BIOS's routing table;
-	# evaluating ACPI's _PRT took the debug kernel past ACPICA's 30 s loop
-	# limit on a busy machine, and the 9p devices were left without IRQs.
+	[ -n "$tsc_khz" ] || tsc_khz=$(host_tsc_khz)
+	# thread=single: multi-threaded TCG can run a jump-label patch's stale
+	# int3 (the user guide says more). pci=noacpi: the BIOS's routing table
+	# gives the PCI interrupts, since the debug kernel's slow ACPI _PRT
+	# evaluation can leave the 9p devices without IRQs.
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
@@ -251,17 +326,16 @@ unpack_export()
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }
 
+vm_exited()
+{
+	! kill -0 "$VM_PID" 2>/dev/null
+}
+
 # Bounded wait: poll, since bash's wait has no timeout. Bochs exits 1 on
 # the guest's power-off: its status is the payload's, on the serial port.
 wait_vm()
 {
-	local waited=0
-
-	while kill -0 "$VM_PID" 2>/dev/null; do
-		[ "$waited" -lt "$TIMEOUT" ] || return 1
-		sleep 1
-		waited=$((waited + 1))
-	done
+	wait_until "$TIMEOUT" vm_exited || return 1
 	wait "$VM_PID" || [ "$VMM" = bochs ] || note "$VMM exited with status $?, see $VMM_LOG"
 	return 0
 }
@@ -288,13 +362,12 @@ check_vmm()
 		need_cmd bochs bochs
 		need_cmd xorriso xorriso
 		;;
-	*) die "VMTEST_VMM=$VMM: use qemu or bochs" ;;
+	*) die "--vmm $VMM: use qemu or bochs" ;;
 	esac
 }
 
 main()
 {
-	[ $# -gt 0 ] || die "usage: ${0##*/} COMMAND..."
 	check_vmm
 	need_cmd cpio cpio
 	if [ ! -x /bin/busybox ] || ! file -b /bin/busybox 2>/dev/null | grep -q static; then
@@ -306,9 +379,9 @@ main()
 	esac
 	trap cleanup EXIT
 	mkdir -p "$VM_DIR"
-	build_initramfs "$@"
+	build_initramfs "${ARGS[@]}"
 	run_vm
 	payload_status
 }
 
-main "$@"
+main

@@ -2,13 +2,13 @@
 # vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) is traced, in the ways users record one, and put each trace pair in /export.
 #
 # usage (on the build machine):
-#     VMTEST_NESTED=1 scripts/vmtest.sh sh scripts/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
+#     scripts/vm/vmtest.sh --nested -- sh scripts/guest/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
 #
-# VMTEST_NESTED=1 gives the test VM one CPU: with two TCG CPUs the nested
-# guest's kernel crashes or stalls intermittently.
+# vmtest.sh --nested gives the test VM one CPU, because the nested guest's
+# kernel is not stable on two TCG CPUs.
 #
-# Runs from /ktt under busybox sh. VMTEST_NESTED=1 puts into /nested
-# what it needs: the kernel and L2's initramfs (scripts/nested-guest-init.sh
+# Runs from /ktt under busybox sh. vmtest.sh --nested puts into /nested
+# what it needs: the kernel and L2's initramfs (scripts/guest/nested-guest-init.sh
 # as /init); qemu-system-x86_64 and trace-cmd are in the VM's /usr/bin.
 # L2 has L2_CPUS vCPUs (default 2) whose TSC runs at L2_TSC_KHZ (default
 # L1's rate; another rate needs TSC scaling, which Bochs has and TCG has
@@ -30,7 +30,7 @@
 #          trace.dat and trace-l2.dat)
 #
 # With no MODE, runs own and puts its files in /export itself; with modes,
-# each run's files go to /export/MODE/. /export is $VMTEST_DIR/export/ on
+# each run's files go to /export/MODE/. /export is vmtest.sh's DIR/export/ on
 # the build machine. Besides the pair: l2-info.txt, debugfs-tsc-offset.txt,
 # nested-run.txt (timings), l2-console.log, l2-qemu.log, L2's own logs,
 # record-host.log or trace-cmd-record.log, and status (0, or the line
@@ -39,6 +39,8 @@
 # line naming the mode and step that failed.
 
 # shellcheck shell=dash # busybox sh, which has local
+# shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in the VM
+. /lib/ktt/poll.sh
 readonly NESTED=/nested
 readonly WORK_ROOT=/tmp/nested
 # Arguments: [L2_CPUS [L2_TSC_KHZ]] [MODE...], the numbers told by being numbers.
@@ -47,10 +49,10 @@ L2_TSC_KHZ=
 case ${1:-} in '' | *[!0-9]*) ;; *) L2_CPUS=$1; shift ;; esac
 case ${1:-} in '' | *[!0-9]*) ;; *) L2_TSC_KHZ=$1; shift ;; esac
 readonly L2_CPUS MODES="$*"
+readonly RECORD=tools/record-host/record-host.sh
 # The kernel's TSC rate, which KVM scales from: the refined calibration
-# can end a kHz away from tsc_early_khz. Printed as MHz with three decimals.
-L1_TSC_KHZ=$(dmesg | sed -n -e 's/.*Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9]*\) MHz.*/\1\2/p' \
-	-e 's/.*tsc: Detected \([0-9]*\)\.\([0-9]*\) MHz.*/\1\2/p' | tail -1)
+# can end a kHz away from tsc_early_khz.
+L1_TSC_KHZ=$(sh "$RECORD" tsc-khz)
 readonly L1_TSC_KHZ
 L2_TSC_KHZ=${L2_TSC_KHZ:-$L1_TSC_KHZ}
 readonly L2_TSC_KHZ
@@ -62,7 +64,6 @@ readonly RUN_TIMEOUT=90
 readonly AGENT_TIMEOUT=120
 # Recordings started until trace-cmd finds L2's QEMU: start_agent_recorder.
 readonly AGENT_ATTEMPTS=5
-readonly RECORD=scripts/record-host.sh
 readonly TRACEFS=/sys/kernel/tracing
 readonly DEBUGFS_KVM=/sys/kernel/debug/kvm
 # L2's vsock address in agent mode (2 is the host's, 3 the first free one).
@@ -110,23 +111,16 @@ step()
 	echo "# $MODE: $(now) s: $STEP"
 }
 
-# Bounded wait: run COND every 0.1 s until it succeeds; after TIMEOUT
-# seconds, fail with "WHAT within TIMEOUTs". COND returning 2 ends the
-# wait at once, a failure it has already told.
-wait_until()
+# wait_until (poll.sh) for COND, failing the step with "WHAT within
+# TIMEOUTs" at the timeout; COND returning 2 has told its failure itself.
+wait_step()
 {
-	local timeout="$1" what="$2" waited=0 rc
+	local timeout="$1" what="$2" rc=0
 
 	shift 2
-	while :; do
-		"$@"
-		rc=$?
-		[ "$rc" = 0 ] && return 0
-		[ "$rc" = 2 ] && return 1
-		[ "$waited" -lt $((timeout * 10)) ] || { fail "$what within ${timeout}s"; return 1; }
-		sleep 0.1
-		waited=$((waited + 1))
-	done
+	wait_until "$timeout" "$@" || rc=$?
+	[ "$rc" = 1 ] && fail "$what within ${timeout}s"
+	[ "$rc" = 0 ]
 }
 
 # trace-cmd record -A leads its own process group (setsid), its per-CPU
@@ -161,7 +155,7 @@ check_requirements()
 		return 4
 	fi
 	for f in "$NESTED/bzImage" "$NESTED/l2-initramfs.cpio.gz" /usr/bin/qemu-system-x86_64 /usr/bin/trace-cmd; do
-		[ -e "$f" ] || { fail "$f is missing: build the initramfs with VMTEST_NESTED=1"; return 1; }
+		[ -e "$f" ] || { fail "$f is missing: run vmtest.sh with --nested"; return 1; }
 	done
 	[ -n "$L1_TSC_KHZ" ] || { fail "the kernel log does not say the TSC rate"; return 1; }
 }
@@ -195,7 +189,7 @@ start_l2()
 	QEMU_PID=$!
 }
 
-# For wait_until: PATTERN on L2's serial port; 2 once L2's qemu is gone
+# For wait_step: PATTERN on L2's serial port; 2 once L2's qemu is gone
 # without it (looked again after the exit: the line may have come just
 # before it).
 l2_said()
@@ -209,7 +203,7 @@ l2_said()
 
 wait_for_l2_line()
 {
-	wait_until "$2" "no '$1' from L2" l2_said "$1"
+	wait_step "$2" "no '$1' from L2" l2_said "$1"
 }
 
 pid_gone()
@@ -219,7 +213,7 @@ pid_gone()
 
 wait_l2_exit()
 {
-	wait_until "$RUN_TIMEOUT" "L2 did not stop" pid_gone "$QEMU_PID" || return 1
+	wait_step "$RUN_TIMEOUT" "L2 did not stop" pid_gone "$QEMU_PID" || return 1
 	wait "$QEMU_PID"
 	QEMU_PID=
 }
@@ -240,7 +234,7 @@ save_debugfs_offsets()
 	[ -n "$found" ] || { fail "no $DEBUGFS_KVM/$QEMU_PID-*/vcpu*/tsc-offset"; return 1; }
 }
 
-# For wait_until: trace-cmd record turns tracing on last, once its events
+# For wait_step: trace-cmd record turns tracing on last, once its events
 # are set and its readers (the agent's too) run; tracing_on was 0 before it
 # started. 2 once it has exited.
 agent_recorder_started()
@@ -298,7 +292,7 @@ start_agent_recorder()
 		(cd "$W" && exec setsid trace-cmd record --compression none -o "$W/trace.dat" $host_events \
 			-A "l2@$L2_CID" $guest_events) </dev/null >>"$W/trace-cmd-record.log" 2>&1 &
 		RECORDER_PID=$!
-		wait_until "$AGENT_TIMEOUT" "trace-cmd record -A did not start recording" agent_recorder_started ||
+		wait_step "$AGENT_TIMEOUT" "trace-cmd record -A did not start recording" agent_recorder_started ||
 			return 1
 		grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" && return 0
 		echo "== trace clock $(grep -o '\[[^]]*\]' "$TRACEFS/trace_clock"): trace-cmd did not find L2's qemu; stopped" \
@@ -317,7 +311,7 @@ stop_agent_recorder()
 	local status
 
 	kill -INT "$RECORDER_PID"
-	wait_until "$AGENT_TIMEOUT" "trace-cmd record -A did not finish after SIGINT" pid_gone "$RECORDER_PID" ||
+	wait_step "$AGENT_TIMEOUT" "trace-cmd record -A did not finish after SIGINT" pid_gone "$RECORDER_PID" ||
 		return 1
 	wait "$RECORDER_PID"
 	status=$?
