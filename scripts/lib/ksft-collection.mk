@@ -7,7 +7,7 @@
 
 # The project's root, from where this file lies, now: MAKEFILE_LIST grows
 # with each include. KSRC is by default the tree its build unpacks and patches.
-ktt_root := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+ktt_root := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))../..)
 KSRC ?= $(ktt_root)/build/linux
 ifeq ($(wildcard $(KSRC)/tools/testing/selftests/lib.mk),)
 $(error KSRC=$(KSRC) is not a kernel tree with tools/testing/selftests/lib.mk: set KSRC)
