@@ -31,7 +31,7 @@ export CCACHE_IGNOREOPTIONS := -fmacro-prefix-map=*
 # sub-series: the fixes, then the tracing series), and the series files.
 SERIES := $(addprefix patches/,$(shell bash -c '. scripts/lib/common.sh && series_patches'))
 SERIES_FILES := patches/series $(wildcard patches/*/series)
-MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h)
+MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h include/tsc_event_names.h)
 # The in-tree KVM selftests the VMs run: the series' own tests (the events,
 # and the reproducers of the bugs the fixes series fixes), and upstream
 # tests whose pass shows the series breaks nothing around the TSC and nested
