@@ -108,7 +108,6 @@ struct guest {
 /* tscmath.c */
 bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 		       uint64_t offset, uint64_t *host);
-unsigned __int128 tsc_to_ns(uint64_t ticks, unsigned long tsc_khz);
 
 /* vms.c */
 struct vm_table;

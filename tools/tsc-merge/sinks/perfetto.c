@@ -58,9 +58,9 @@ struct track {
 };
 
 struct name {
-	const struct tep_handle *tep;
+	unsigned int machine;
 	int id;
-	uint64_t iid;
+	uint64_t iid;			/* 0: free */
 };
 
 /*
@@ -83,33 +83,28 @@ struct sequence {
 
 struct pf_sink {
 	FILE *out;
-	struct vm_table *vms;
+	const struct sink_desc *desc;
 	unsigned long tsc_khz;
-	struct guest *base;
 	struct sequence *seqs;
 	struct name names[NAME_SLOTS];
 	struct track tracks[TRACK_SLOTS];
 	struct text *texts;
 	uint64_t next_uuid;
-	struct info_cache *info;
 	uint8_t *buf;
 	size_t alloc;
 	bool full;			/* a table ran out of slots */
 };
 
-void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-			struct guest *guests, int nr_guests, struct info_cache *info)
+void *perfetto_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz)
 {
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
 
 	p->out = out;
-	p->vms = vms;
+	p->desc = desc;
 	p->tsc_khz = tsc_khz;
-	p->base = guests;
-	p->seqs = xcalloc(nr_guests + 1, sizeof(*p->seqs));
+	p->seqs = xcalloc(desc->nr_guests + 1, sizeof(*p->seqs));
 	p->texts = xcalloc(TEXT_SLOTS, sizeof(*p->texts));
 	p->next_uuid = 1;
-	p->info = info;
 	return p;
 }
 
@@ -234,7 +229,7 @@ static uint64_t find_track(struct pf_sink *p, uint64_t key, bool *is_new)
 	return 0;
 }
 
-static uint64_t host_process_track(struct pf_sink *p, struct tep_handle *tep, int pid)
+static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
 {
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
@@ -247,54 +242,47 @@ static uint64_t host_process_track(struct pf_sink *p, struct tep_handle *tep, in
 	td.uuid = uuid;
 	pd.has_pid = true;
 	pd.pid = pid;
-	pd.process_name = (char *)tep_data_comm_from_pid(tep, pid);
+	pd.process_name = (char *)comm;
 	td.process = &pd;
 	write_descriptor(p, 0, &td);
 	return uuid;
 }
 
-static uint64_t host_thread_track(struct pf_sink *p, const struct merged_event *e, int tid)
+static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e)
 {
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	bool is_new;
-	uint64_t uuid = find_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)tid), &is_new);
-	int pid = vm_table_tgid_of(p->vms, tid);
+	uint64_t uuid = find_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)e->pid), &is_new);
 
 	if (!is_new)
 		return uuid;
 	td.has_parent_uuid = true;
-	td.parent_uuid = host_process_track(p, e->tep, pid);
+	td.parent_uuid = host_process_track(p, e->tgid, e->process_comm);
 	td.has_uuid = true;
 	td.uuid = uuid;
 	thd.has_pid = thd.has_tid = true;
-	thd.pid = pid;
-	thd.tid = tid;
-	thd.thread_name = (char *)tep_data_comm_from_pid(e->tep, tid);
+	thd.pid = e->tgid;
+	thd.tid = e->pid;
+	thd.thread_name = (char *)e->comm;
 	td.thread = &thd;
 	write_descriptor(p, 0, &td);
 	return uuid;
 }
 
-static unsigned int guest_machine(const struct pf_sink *p, const struct guest *g)
-{
-	return g - p->base + 1;
-}
-
-static uint64_t guest_vcpu_track(struct pf_sink *p, const struct merged_event *e)
+static uint64_t guest_vcpu_track(struct pf_sink *p, const struct sink_event *e)
 {
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	unsigned int machine = guest_machine(p, e->guest);
-	char name[128];
+	unsigned int machine = e->machine;
+	char name[32];
 	bool is_new;
 	uint64_t parent = find_track(p, track_key(TRACK_GUEST, machine, 0), &is_new);
 	uint64_t uuid;
 
 	if (is_new) {
-		guest_label(e->guest, name, sizeof(name));
 		td.has_uuid = true;
 		td.uuid = parent;
-		td.name = name;
+		td.name = (char *)p->desc->guests[machine - 1].label;
 		write_descriptor(p, machine, &td);
 	}
 	uuid = find_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &is_new);
@@ -309,27 +297,30 @@ static uint64_t guest_vcpu_track(struct pf_sink *p, const struct merged_event *e
 	return uuid;
 }
 
-/* The iid of an event's name on its machine's sequence; 0: new, in @en. */
-static uint64_t intern_name(struct pf_sink *p, const struct merged_event *e,
-			    unsigned int machine, Perfetto__Protos__EventName *en)
+/*
+ * The iid of an event's name on its machine's sequence; 0: new, in @en.
+ * An event id names one format in its machine's trace: every buffer of a
+ * file shares its formats.
+ */
+static uint64_t intern_name(struct pf_sink *p, const struct sink_event *e,
+			    Perfetto__Protos__EventName *en)
 {
-	int id = e->event ? e->event->id : -1;
-	unsigned int i = ((uintptr_t)e->tep / 64 + (unsigned int)id) % NAME_SLOTS;
+	unsigned int i = (e->machine * 61 + (unsigned int)e->event_id) % NAME_SLOTS;
 	unsigned int n;
 
 	for (n = 0; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
 		struct name *s = &p->names[i];
 
-		if (s->tep == e->tep && s->id == id)
+		if (s->iid && s->machine == e->machine && s->id == e->event_id)
 			return s->iid;
-		if (s->tep)
+		if (s->iid)
 			continue;
-		s->tep = e->tep;
-		s->id = id;
-		s->iid = p->seqs[machine].next_iid++;
+		s->machine = e->machine;
+		s->id = e->event_id;
+		s->iid = p->seqs[e->machine].next_iid++;
 		en->has_iid = true;
 		en->iid = s->iid;
-		en->name = e->event ? e->event->name : "unknown";
+		en->name = (char *)e->name;
 		return 0;
 	}
 	p->full = true;
@@ -381,9 +372,10 @@ static void intern_annotation(struct pf_sink *p, unsigned int machine, Packet *p
  * event, whose name is interned on first use, as is the text of its string
  * annotation (it has one at most).
  */
-static void write_event(struct pf_sink *p, const struct merged_event *e, unsigned int machine,
-			uint64_t track, TrackEvent *te, bool named)
+static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t track,
+			TrackEvent *te, bool named)
 {
+	unsigned int machine = e->machine;
 	Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	struct interning interned;
@@ -400,7 +392,7 @@ static void write_event(struct pf_sink *p, const struct merged_event *e, unsigne
 	te->track_uuid = track;
 	if (named) {
 		te->has_name_iid = true;
-		te->name_iid = intern_name(p, e, machine, &en);
+		te->name_iid = intern_name(p, e, &en);
 		if (!te->name_iid) {
 			te->name_iid = en.iid;
 			intern_in_packet(&pkt, &interned, &en);
@@ -410,8 +402,7 @@ static void write_event(struct pf_sink *p, const struct merged_event *e, unsigne
 	write_packet(p, &pkt);
 }
 
-static void write_instant(struct pf_sink *p, const struct merged_event *e,
-			  unsigned int machine, uint64_t track,
+static void write_instant(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			  Perfetto__Protos__DebugAnnotation **args, size_t nr_args)
 {
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
@@ -420,10 +411,10 @@ static void write_instant(struct pf_sink *p, const struct merged_event *e,
 	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
 	te.n_debug_annotations = nr_args;
 	te.debug_annotations = args;
-	write_event(p, e, machine, track, &te, true);
+	write_event(p, e, track, &te, true);
 }
 
-static void write_slice(struct pf_sink *p, const struct merged_event *e, uint64_t track,
+static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			bool begin)
 {
 	Perfetto__Protos__DebugAnnotation vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
@@ -443,34 +434,35 @@ static void write_slice(struct pf_sink *p, const struct merged_event *e, uint64_
 	} else {
 		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
 	}
-	write_event(p, e, 0, track, &te, false);
+	write_event(p, e, track, &te, false);
 }
 
 /* A counter track of a vCPU, under its VMM process: "vCPU n TSC offset". */
-static uint64_t counter_track(struct pf_sink *p, const struct merged_event *e,
+static uint64_t counter_track(struct pf_sink *p, const struct sink_event *e,
 			      enum track_kind kind)
 {
-	const struct vcpu *v = e->vcpu;
+	const struct sink_vcpu *v = e->vcpu;
 	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	char name[64];
 	bool is_new;
-	uint64_t uuid = find_track(p, track_key(kind, 0, vcpu_key(v)), &is_new);
+	uint64_t uuid = find_track(p, track_key(kind, 0, v->key), &is_new);
 
 	if (!is_new)
 		return uuid;
-	vcpu_label(v, kind == TRACK_TSC_OFFSET ? "TSC offset" : "TSC multiplier", name,
-		   sizeof(name));
+	snprintf(name, sizeof(name), "vCPU %u %s%s", v->id,
+		 kind == TRACK_TSC_OFFSET ? "TSC offset" : "TSC multiplier",
+		 v->later_vm ? " (a later VM)" : "");
 	td.has_uuid = td.has_parent_uuid = true;
 	td.uuid = uuid;
-	td.parent_uuid = host_process_track(p, e->tep, vcpu_process(v));
+	td.parent_uuid = host_process_track(p, v->process, v->process_comm);
 	td.name = name;
 	td.counter = &cd;
 	write_descriptor(p, 0, &td);
 	return uuid;
 }
 
-static void write_counter(struct pf_sink *p, const struct merged_event *e,
+static void write_counter(struct pf_sink *p, const struct sink_event *e,
 			  enum track_kind kind, uint64_t value)
 {
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
@@ -479,38 +471,28 @@ static void write_counter(struct pf_sink *p, const struct merged_event *e,
 	te.has_type = te.has_counter_value = true;
 	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
 	te.counter_value = (int64_t)value;
-	write_event(p, e, 0, track, &te, false);
+	write_event(p, e, track, &te, false);
 }
 
 /* The TSC values an event puts in force on its vCPU. */
-static void write_tsc_counters(struct pf_sink *p, const struct merged_event *e)
+static void host_event(struct pf_sink *p, const struct sink_event *e)
 {
-	const struct host_ev *ev = e->host;
+	uint64_t track = host_thread_track(p, e);
 
-	if (ev->kind == HOST_OFFSET || ev->kind == HOST_NESTED)
-		write_counter(p, e, TRACK_TSC_OFFSET, ev->next);
-	if (ev->kind == HOST_MULT)
-		write_counter(p, e, TRACK_TSC_MULT, ev->next);
-	else if (ev->kind == HOST_NESTED)
-		write_counter(p, e, TRACK_TSC_MULT, ev->mult);
-}
-
-static void host_event(struct pf_sink *p, const struct merged_event *e)
-{
-	int tid = tep_data_pid(e->tep, e->record);
-	uint64_t track = host_thread_track(p, e, tid);
-
-	if (e->vcpu && e->host->kind == HOST_ENTRY)
+	if (e->kvm == SINK_KVM_ENTRY)
 		write_slice(p, e, track, true);
 	/* A trace that begins inside a run has no begin for its first exit. */
-	if (e->vcpu && e->host->kind == HOST_EXIT && e->was_running)
+	if (e->kvm == SINK_KVM_EXIT && e->was_running)
 		write_slice(p, e, track, false);
-	if (e->vcpu)
-		write_tsc_counters(p, e);
-	write_instant(p, e, 0, track, NULL, 0);
+	/* The TSC values the event puts in force on its vCPU. */
+	if (e->sets_offset)
+		write_counter(p, e, TRACK_TSC_OFFSET, e->offset);
+	if (e->sets_mult)
+		write_counter(p, e, TRACK_TSC_MULT, e->mult);
+	write_instant(p, e, track, NULL, 0);
 }
 
-static void guest_event(struct pf_sink *p, const struct merged_event *e)
+static void guest_event(struct pf_sink *p, const struct sink_event *e)
 {
 	Perfetto__Protos__DebugAnnotation info = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	Perfetto__Protos__DebugAnnotation tsc = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
@@ -519,18 +501,18 @@ static void guest_event(struct pf_sink *p, const struct merged_event *e)
 
 	info.has_name_iid = true;
 	info.name_iid = ANNOTATION_INFO;
-	info.string_value = (char *)info_text(p->info, e, &len);
+	info.string_value = (char *)sink_event_text(e, &len);
 	tsc.has_name_iid = tsc.has_uint_value = true;
 	tsc.name_iid = ANNOTATION_GUEST_TSC;
 	tsc.uint_value = e->guest_ts;
-	write_instant(p, e, guest_machine(p, e->guest), guest_vcpu_track(p, e), args, 2);
+	write_instant(p, e, guest_vcpu_track(p, e), args, 2);
 }
 
-static void perfetto_event(void *priv, const struct merged_event *e)
+static void perfetto_event(void *priv, const struct sink_event *e)
 {
 	struct pf_sink *p = priv;
 
-	if (e->guest)
+	if (e->machine)
 		guest_event(p, e);
 	else
 		host_event(p, e);
