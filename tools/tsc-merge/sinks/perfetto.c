@@ -20,6 +20,9 @@
 #include "sinks/sinks.h"
 #include "perfetto_trace.pb-c.h"
 
+/* protobuf-c's optional scalar: its value and the flag that it is set. */
+#define PB_SET(msg, field, value) ((msg).has_##field = true, (msg).field = (value))
+
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__TrackEvent TrackEvent;
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
@@ -163,13 +166,10 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	struct sequence *s = &p->seqs[machine];
 	size_t i;
 
-	pkt->has_trusted_packet_sequence_id = true;
-	pkt->trusted_packet_sequence_id = machine + 1;
-	pkt->has_sequence_flags = true;
-	pkt->sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE;
+	PB_SET(*pkt, trusted_packet_sequence_id, machine + 1);
+	PB_SET(*pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
 	if (machine) {
-		pkt->has_machine_id = true;
-		pkt->machine_id = machine;
+		PB_SET(*pkt, machine_id, machine);
 	}
 	if (s->started)
 		return;
@@ -177,14 +177,12 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	s->next_iid = FIRST_EVENT_NAME;
 	s->next_text_iid = 1;
 	pkt->sequence_flags |= SEQ_INCREMENTAL_STATE_CLEARED;
-	in_guest.has_iid = true;
-	in_guest.iid = NAME_IN_GUEST;
+	PB_SET(in_guest, iid, NAME_IN_GUEST);
 	in_guest.name = "in guest";
 	intern_in_packet(pkt, interned, &in_guest);
 	for (i = 1; i < ARRAY_SIZE(annotation_names); i++) {
 		perfetto__protos__debug_annotation_name__init(&names[i]);
-		names[i].has_iid = true;
-		names[i].iid = i;
+		PB_SET(names[i], iid, i);
 		names[i].name = (char *)annotation_names[i];
 		list[i - 1] = &names[i];
 	}
@@ -192,7 +190,8 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	interned->data.debug_annotation_names = list;
 }
 
-static void write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
+/* A new track's descriptor, on its machine's sequence; returns its uuid. */
+static uint64_t write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
 {
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	struct interning interned;
@@ -201,6 +200,7 @@ static void write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescr
 	start_packet(p, &pkt, machine, &interned);
 	pkt.track_descriptor = td;
 	write_packet(p, &pkt);
+	return td->uuid;
 }
 
 static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t id)
@@ -208,93 +208,78 @@ static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t i
 	return ((uint64_t)kind + 1) << 56 | (uint64_t)machine << 40 | id;
 }
 
-/* The uuid of a track, and whether it is new (to be described now). */
-static uint64_t find_track(struct pf_sink *p, uint64_t key, bool *is_new)
+/*
+ * The uuid of a track in @td; true when the track is new, to be
+ * described now.
+ */
+static bool new_track(struct pf_sink *p, uint64_t key, TrackDescriptor *td)
 {
 	unsigned int i = (key * 0x9e3779b97f4a7c15ull) >> 52;
 	unsigned int n;
 
-	*is_new = false;
 	for (n = 0; n < TRACK_SLOTS; n++, i = (i + 1) % TRACK_SLOTS) {
-		if (p->tracks[i].key == key)
-			return p->tracks[i].uuid;
+		if (p->tracks[i].key == key) {
+			td->uuid = p->tracks[i].uuid;
+			return false;
+		}
 		if (p->tracks[i].key)
 			continue;
 		p->tracks[i].key = key;
 		p->tracks[i].uuid = p->next_uuid++;
-		*is_new = true;
-		return p->tracks[i].uuid;
+		PB_SET(*td, uuid, p->tracks[i].uuid);
+		return true;
 	}
 	p->full = true;
-	return 0;
+	td->uuid = 0;
+	return false;
 }
 
 static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
 {
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	bool is_new;
-	uint64_t uuid = find_track(p, track_key(TRACK_HOST_PROCESS, 0, pid), &is_new);
 
-	if (!is_new)
-		return uuid;
-	td.has_uuid = true;
-	td.uuid = uuid;
-	pd.has_pid = true;
-	pd.pid = pid;
+	if (!new_track(p, track_key(TRACK_HOST_PROCESS, 0, pid), &td))
+		return td.uuid;
+	PB_SET(pd, pid, pid);
 	pd.process_name = (char *)comm;
 	td.process = &pd;
-	write_descriptor(p, 0, &td);
-	return uuid;
+	return write_descriptor(p, 0, &td);
 }
 
 static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e)
 {
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	bool is_new;
-	uint64_t uuid = find_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)e->pid), &is_new);
 
-	if (!is_new)
-		return uuid;
-	td.has_parent_uuid = true;
-	td.parent_uuid = host_process_track(p, e->tgid, e->process_comm);
-	td.has_uuid = true;
-	td.uuid = uuid;
-	thd.has_pid = thd.has_tid = true;
-	thd.pid = e->tgid;
-	thd.tid = e->pid;
+	if (!new_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)e->pid), &td))
+		return td.uuid;
+	PB_SET(td, parent_uuid, host_process_track(p, e->tgid, e->process_comm));
+	PB_SET(thd, pid, e->tgid);
+	PB_SET(thd, tid, e->pid);
 	thd.thread_name = (char *)e->comm;
 	td.thread = &thd;
-	write_descriptor(p, 0, &td);
-	return uuid;
+	return write_descriptor(p, 0, &td);
 }
 
+/* A track per vCPU under its guest's, on the guest's machine. */
 static uint64_t guest_vcpu_track(struct pf_sink *p, const struct sink_event *e)
 {
+	TrackDescriptor vm = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	unsigned int machine = e->machine;
 	char name[32];
-	bool is_new;
-	uint64_t parent = find_track(p, track_key(TRACK_GUEST, machine, 0), &is_new);
-	uint64_t uuid;
 
-	if (is_new) {
-		td.has_uuid = true;
-		td.uuid = parent;
-		td.name = (char *)p->desc->guests[machine - 1].label;
-		write_descriptor(p, machine, &td);
+	if (new_track(p, track_key(TRACK_GUEST, machine, 0), &vm)) {
+		vm.name = (char *)p->desc->guests[machine - 1].label;
+		write_descriptor(p, machine, &vm);
 	}
-	uuid = find_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &is_new);
-	if (!is_new)
-		return uuid;
+	if (!new_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &td))
+		return td.uuid;
 	snprintf(name, sizeof(name), "vCPU %d", e->cpu);
-	td.has_uuid = td.has_parent_uuid = true;
-	td.uuid = uuid;
-	td.parent_uuid = parent;
+	PB_SET(td, parent_uuid, vm.uuid);
 	td.name = name;
-	write_descriptor(p, machine, &td);
-	return uuid;
+	return write_descriptor(p, machine, &td);
 }
 
 /*
@@ -318,8 +303,7 @@ static uint64_t intern_name(struct pf_sink *p, const struct sink_event *e,
 		s->machine = e->machine;
 		s->id = e->event_id;
 		s->iid = p->seqs[e->machine].next_iid++;
-		en->has_iid = true;
-		en->iid = s->iid;
+		PB_SET(*en, iid, s->iid);
 		en->name = (char *)e->name;
 		return 0;
 	}
@@ -340,10 +324,8 @@ static uint64_t intern_text(struct pf_sink *p, unsigned int machine, const char 
 	t->iid = p->seqs[machine].next_text_iid++;
 	memcpy(t->text, text, len);
 	perfetto__protos__interned_string__init(&in->string);
-	in->string.has_iid = in->string.has_str = true;
-	in->string.iid = t->iid;
-	in->string.str.data = (uint8_t *)t->text;
-	in->string.str.len = len;
+	PB_SET(in->string, iid, t->iid);
+	PB_SET(in->string, str, ((ProtobufCBinaryData){ len, (uint8_t *)t->text }));
 	in->strings[0] = &in->string;
 	in->data.n_debug_annotation_string_values = 1;
 	in->data.debug_annotation_string_values = in->strings;
@@ -358,8 +340,7 @@ static void intern_annotation(struct pf_sink *p, unsigned int machine, Packet *p
 
 	if (len >= TEXT_MAX)
 		return;
-	a->has_string_value_iid = true;
-	a->string_value_iid = intern_text(p, machine, a->string_value, len, in);
+	PB_SET(*a, string_value_iid, intern_text(p, machine, a->string_value, len, in));
 	if (!a->string_value_iid) {
 		a->string_value_iid = in->string.iid;
 		pkt->interned_data = &in->data;
@@ -386,13 +367,10 @@ static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	for (i = 0; i < te->n_debug_annotations; i++)
 		if (te->debug_annotations[i]->string_value)
 			intern_annotation(p, machine, &pkt, &interned, te->debug_annotations[i]);
-	pkt.has_timestamp = true;
-	pkt.timestamp = (uint64_t)tsc_to_ns(e->host_ts, p->tsc_khz);
-	te->has_track_uuid = true;
-	te->track_uuid = track;
+	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->tsc_khz));
+	PB_SET(*te, track_uuid, track);
 	if (named) {
-		te->has_name_iid = true;
-		te->name_iid = intern_name(p, e, &en);
+		PB_SET(*te, name_iid, intern_name(p, e, &en));
 		if (!te->name_iid) {
 			te->name_iid = en.iid;
 			intern_in_packet(&pkt, &interned, &en);
@@ -407,8 +385,7 @@ static void write_instant(struct pf_sink *p, const struct sink_event *e, uint64_
 {
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 
-	te.has_type = true;
-	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
 	te.n_debug_annotations = nr_args;
 	te.debug_annotations = args;
 	write_event(p, e, track, &te, true);
@@ -421,18 +398,15 @@ static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	Perfetto__Protos__DebugAnnotation *args[] = { &vcpu };
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 
-	te.has_type = true;
 	if (begin) {
-		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
-		te.has_name_iid = true;
-		te.name_iid = NAME_IN_GUEST;
-		vcpu.has_name_iid = vcpu.has_uint_value = true;
-		vcpu.name_iid = ANNOTATION_VCPU;
-		vcpu.uint_value = e->vcpu->id;
+		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN);
+		PB_SET(te, name_iid, NAME_IN_GUEST);
+		PB_SET(vcpu, name_iid, ANNOTATION_VCPU);
+		PB_SET(vcpu, uint_value, e->vcpu->id);
 		te.n_debug_annotations = 1;
 		te.debug_annotations = args;
 	} else {
-		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
 	}
 	write_event(p, e, track, &te, false);
 }
@@ -445,21 +419,16 @@ static uint64_t counter_track(struct pf_sink *p, const struct sink_event *e,
 	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	char name[64];
-	bool is_new;
-	uint64_t uuid = find_track(p, track_key(kind, 0, v->key), &is_new);
 
-	if (!is_new)
-		return uuid;
+	if (!new_track(p, track_key(kind, 0, v->key), &td))
+		return td.uuid;
 	snprintf(name, sizeof(name), "vCPU %u %s%s", v->id,
 		 kind == TRACK_TSC_OFFSET ? "TSC offset" : "TSC multiplier",
 		 v->later_vm ? " (a later VM)" : "");
-	td.has_uuid = td.has_parent_uuid = true;
-	td.uuid = uuid;
-	td.parent_uuid = host_process_track(p, v->process, v->process_comm);
+	PB_SET(td, parent_uuid, host_process_track(p, v->process, v->process_comm));
 	td.name = name;
 	td.counter = &cd;
-	write_descriptor(p, 0, &td);
-	return uuid;
+	return write_descriptor(p, 0, &td);
 }
 
 static void write_counter(struct pf_sink *p, const struct sink_event *e,
@@ -468,9 +437,8 @@ static void write_counter(struct pf_sink *p, const struct sink_event *e,
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	uint64_t track = counter_track(p, e, kind);
 
-	te.has_type = te.has_counter_value = true;
-	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
-	te.counter_value = (int64_t)value;
+	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER);
+	PB_SET(te, counter_value, (int64_t)value);
 	write_event(p, e, track, &te, false);
 }
 
@@ -499,12 +467,10 @@ static void guest_event(struct pf_sink *p, const struct sink_event *e)
 	Perfetto__Protos__DebugAnnotation *args[] = { &info, &tsc };
 	unsigned int len;
 
-	info.has_name_iid = true;
-	info.name_iid = ANNOTATION_INFO;
+	PB_SET(info, name_iid, ANNOTATION_INFO);
 	info.string_value = (char *)sink_event_text(e, &len);
-	tsc.has_name_iid = tsc.has_uint_value = true;
-	tsc.name_iid = ANNOTATION_GUEST_TSC;
-	tsc.uint_value = e->guest_ts;
+	PB_SET(tsc, name_iid, ANNOTATION_GUEST_TSC);
+	PB_SET(tsc, uint_value, e->guest_ts);
 	write_instant(p, e, guest_vcpu_track(p, e), args, 2);
 }
 
