@@ -14,11 +14,8 @@
 
 set -u
 
-TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
-readonly TESTS_DIR
-TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
-readonly TOP_DIR
-readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
+# shellcheck source-path=SCRIPTDIR source=dirs.sh
+. "$(dirname "$0")/dirs.sh"
 readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly UNIT=$BIN_DIR/unit
