@@ -184,21 +184,23 @@ static struct vcpu *track_host(struct merge *m, struct stream *s,
 	return v;
 }
 
+/* An event counts for its vCPU, its guest trace and the whole merge. */
+static void count(uint64_t *vcpu, uint64_t *guest, uint64_t *total)
+{
+	(*vcpu)++;
+	(*guest)++;
+	(*total)++;
+}
+
 static void count_guest(struct merge *m, struct stream *s, const struct sink_event *e)
 {
-	s->vcpu->guest_events++;
-	s->guest->events++;
-	m->stats->guest_events++;
-	if (e->ambiguous) {
-		s->vcpu->ambiguous++;
-		s->guest->ambiguous++;
-		m->stats->ambiguous++;
-	}
-	if (e->outside) {
-		s->vcpu->outside++;
-		s->guest->outside++;
-		m->stats->outside++;
-	}
+	struct merge_stats *st = m->stats;
+
+	count(&s->vcpu->guest_events, &s->guest->events, &st->guest_events);
+	if (e->ambiguous)
+		count(&s->vcpu->ambiguous, &s->guest->ambiguous, &st->ambiguous);
+	if (e->outside)
+		count(&s->vcpu->outside, &s->guest->outside, &st->outside);
 }
 
 /*
