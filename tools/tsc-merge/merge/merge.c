@@ -15,6 +15,14 @@
 
 #define PROGRESS_EVERY (1u << 20)
 
+/* A task as the sinks name it; @comm NULL: none looked up yet. */
+struct task {
+	int pid;
+	const char *comm;
+	int tgid;			/* the host's: its process */
+	const char *process_comm;
+};
+
 struct stream {
 	const char *path;
 	struct tracecmd_input *handle;
@@ -28,6 +36,7 @@ struct stream {
 	uint64_t key;			/* host time of @rec */
 	struct conversion conv;		/* how @key was found */
 	unsigned int order;		/* breaks ties: host streams first */
+	struct task task;		/* of its last event */
 };
 
 struct merge {
@@ -40,6 +49,7 @@ struct merge {
 	struct guest *guests;		/* guest n is machine 1 + n */
 	const struct sink_desc *desc;
 	struct info_cache *info;
+	bool tasks;			/* a sink shows tasks: look them up */
 	struct merge_stats *stats;
 	uint64_t last_key;
 	uint64_t host_first;		/* runs are known from here on */
@@ -247,8 +257,6 @@ static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
 	struct host_ev ev;
 	struct vcpu *v = track_host(m, s, &ev, &e->was_running);
 
-	e->tgid = vm_table_tgid_of(m->vms, e->pid);
-	e->process_comm = tep_data_comm_from_pid(s->tep, e->tgid);
 	m->stats->host_events++;
 	if (!v)
 		return;
@@ -263,6 +271,30 @@ static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
 	e->mult = ev.kind == HOST_MULT ? ev.next : ev.mult;
 }
 
+/*
+ * The event's task and, on the host, its process. A CPU runs the same task
+ * for many events in a row, and a pid's names do not change within a
+ * trace: the stream remembers the last one.
+ */
+static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
+{
+	struct task *t = &s->task;
+	int pid = tep_data_pid(s->tep, s->rec);
+
+	if (!t->comm || t->pid != pid) {
+		t->pid = pid;
+		t->comm = tep_data_comm_from_pid(s->tep, pid);
+		if (!s->guest) {
+			t->tgid = vm_table_tgid_of(m->vms, pid);
+			t->process_comm = tep_data_comm_from_pid(s->tep, t->tgid);
+		}
+	}
+	e->pid = t->pid;
+	e->comm = t->comm;
+	e->tgid = t->tgid;
+	e->process_comm = t->process_comm;
+}
+
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
 	struct tep_event *event = tep_find_event_by_record(s->tep, s->rec);
@@ -272,7 +304,6 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		.guest_ts = s->rec->ts,
 		.machine = s->guest ? s->guest - m->guests + 1 : 0,
 		.cpu = s->cpu,
-		.pid = tep_data_pid(s->tep, s->rec),
 		.event_id = event ? event->id : -1,
 		.name = event ? event->name : "unknown",
 		.text = &text,
@@ -280,7 +311,8 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	enum damage damage;
 	int i;
 
-	e.comm = tep_data_comm_from_pid(s->tep, e.pid);
+	if (m->tasks)
+		find_task(m, s, &e);
 	if (s->key < m->last_key)
 		m->stats->out_of_order++;
 	damage = record_damage(s->handle, event, s->rec);
@@ -363,6 +395,8 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 			goto out;
 	if (start_streams(&m))
 		goto out;
+	for (i = 0; i < nr_sinks; i++)
+		m.tasks |= sinks[i].ops->tasks;
 	ret = run_merge(&m, sinks, nr_sinks, progress);
 out:
 	free_merge(&m);

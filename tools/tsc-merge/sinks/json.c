@@ -223,4 +223,5 @@ static int json_finish(void *priv)
 const struct sink_ops json_sink_ops = {
 	.event = json_event,
 	.finish = json_finish,
+	.tasks = true,
 };

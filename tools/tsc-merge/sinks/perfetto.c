@@ -504,4 +504,5 @@ static int perfetto_finish(void *priv)
 const struct sink_ops perfetto_sink_ops = {
 	.event = perfetto_event,
 	.finish = perfetto_finish,
+	.tasks = true,
 };

@@ -63,6 +63,7 @@ struct sink_event {
 	uint64_t guest_ts;		/* guest events: as recorded */
 	unsigned int machine;		/* 0: the host; 1 + n: guest n */
 	int cpu;
+	/* Looked up only for a sink whose ops ask for tasks. */
 	int pid;			/* the task, as its trace names it */
 	const char *comm;
 	int tgid;			/* host events: the task's process */
@@ -87,10 +88,12 @@ const char *sink_event_text(const struct sink_event *e, unsigned int *len);
 /*
  * Output sinks, called in host-time order. @finish flushes and frees; a
  * sink that keeps nothing to flush (its work done per event) has none.
+ * @tasks: the sink shows an event's task and process.
  */
 struct sink_ops {
 	void (*event)(void *sink, const struct sink_event *e);
 	int (*finish)(void *sink);
+	bool tasks;
 };
 
 struct sink {

@@ -264,4 +264,5 @@ static int text_finish(void *priv)
 const struct sink_ops text_sink_ops = {
 	.event = text_event,
 	.finish = text_finish,
+	.tasks = true,
 };
