@@ -251,7 +251,7 @@ static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
 	measure_shift(s, e);
 }
 
-/* What a host event tells the sinks: its process, and its vCPU's TSC. */
+/* What a host KVM event tells the sinks: its vCPU, its run, the TSC values it sets. */
 static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
 {
 	struct host_ev ev;
