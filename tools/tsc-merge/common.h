@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * common.h: what every room of kvm-tsc-merge may need and none owns:
- * allocation that never fails, and the largest counts a sound trace holds,
- * so that a damaged one never sizes a table.
+ * allocation that never fails, the largest counts a sound trace holds,
+ * so that a damaged one never sizes a table, and host TSC ticks as time.
  */
 #ifndef TSC_MERGE_COMMON_H
 #define TSC_MERGE_COMMON_H
@@ -22,6 +22,15 @@
 /* The most fraction bits a multiplier can have and still be shifted. */
 #define TSC_MAX_FRAC_BITS 63
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Host TSC ticks in nanoseconds at @tsc_khz, exact: in 128 bits, as a TSC
+ * slower than 1 GHz counts fewer ticks than nanoseconds.
+ */
+static inline unsigned __int128 tsc_to_ns(uint64_t ticks, unsigned long tsc_khz)
+{
+	return (unsigned __int128)ticks * 1000000 / tsc_khz;
+}
 
 /* alloc.c */
 void *xrealloc(void *p, size_t n, size_t size);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "runfiles.h"
-#include "sinks/sinks.h"
+#include "merge/merge.h"
 
 #define EXIT_BAD_INPUT	1
 #define EXIT_USAGE	2
@@ -355,7 +355,7 @@ struct outputs {
 	struct outfile perfetto;
 	struct outfile summary;
 	struct sync_out *sync;
-	struct info_cache *info;	/* the event texts the outputs share */
+	struct sink_desc *desc;		/* the run as every sink sees it */
 	struct sink sinks[4];
 	int nr_sinks;
 };
@@ -370,30 +370,29 @@ static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv
 static int open_outputs(struct options *o, struct trace_file *host, struct vm_table *vms,
 			struct outputs *out)
 {
+	out->desc = describe_run(host, o->guests, o->nr_guests, vms);
 	if (o->sync_out) {
-		out->sync = sync_prepare(o->sync_out, o->force, o->sync_max_error, host,
-					 o->guests, o->nr_guests);
+		out->sync = sync_prepare(o->sync_out, o->force, o->sync_max_error, out->desc);
 		if (!out->sync)
 			return -1;
 		add_sink(out, &sync_sink_ops, out->sync);
 	}
-	out->info = info_cache_new();
 	if (o->timeline) {
 		if (outfile_open(&out->timeline, timeline_path(o)))
 			return -1;
 		add_sink(out, &text_sink_ops, text_sink_new(out->timeline.f, o->fields, o->tsc_khz,
-							    out->info));
+							    out->desc));
 	}
 	if (o->json) {
 		if (outfile_open(&out->json, o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, vms, o->file_khz, out->info));
+		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, out->desc, o->file_khz));
 	}
 	if (o->perfetto) {
 		if (outfile_open(&out->perfetto, o->perfetto))
 			return -1;
-		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, vms, o->file_khz,
-								    o->guests, o->nr_guests, out->info));
+		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, out->desc,
+								    o->file_khz));
 	}
 	if (o->summary && outfile_open(&out->summary, o->summary))
 		return -1;
@@ -430,7 +429,6 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	for (i = 0; i < out->nr_sinks; i++)
 		if (out->sinks[i].ops->finish && out->sinks[i].ops->finish(out->sinks[i].priv))
 			ret = -1;
-	info_cache_free(out->info);
 	if (!ret && out->summary.f)
 		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats,
 			      o->file_khz);
@@ -441,6 +439,7 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	else if (commit_outputs(out) || (out->sync && sync_commit(out->sync)))
 		ret = -1;
 	sync_free(out->sync);
+	describe_free(out->desc);
 	return ret;
 }
 
@@ -493,8 +492,8 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 		finish_outputs(o, &out, host, vms, NULL, true);
 		return EXIT_BAD_INPUT;
 	}
-	ret = merge_traces(host, o->guests, o->nr_guests, vms, out.sinks, out.nr_sinks,
-			   &stats, o->progress);
+	ret = merge_traces(host, o->guests, o->nr_guests, vms, out.desc, out.sinks,
+			   out.nr_sinks, &stats, o->progress);
 	if (finish_outputs(o, &out, host, vms, &stats, ret))
 		return EXIT_BAD_INPUT;
 	if (stats.outside || stats.ambiguous || stats.out_of_order || stats.damaged) {

@@ -12,9 +12,8 @@
 
 set -u
 
-FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
-BIN_DIR=$(cd "${1:?usage: replay-queue.sh BUILD_DIR [ROLE...]}" && pwd)
-readonly FUZZ_SRC BIN_DIR
+# shellcheck source-path=SCRIPTDIR source=../tests/dirs.sh
+. "$(dirname "$0")/../tests/dirs.sh" "${1:?usage: replay-queue.sh BUILD_DIR [ROLE...]}"
 shift
 readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
 readonly FILES=$BIN_DIR/fuzz/seeds/files

@@ -19,15 +19,14 @@
 
 set -u
 
-FUZZ_SRC=$(cd "$(dirname "$0")" && pwd)
-BIN_DIR=$(cd "${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}" && pwd)
-readonly FUZZ_SRC BIN_DIR
+# shellcheck source-path=SCRIPTDIR source=../tests/dirs.sh
+. "$(dirname "$0")/../tests/dirs.sh" "${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}"
 readonly SECONDS_EACH=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]}
 shift 2
 readonly FUZZ_DIR=$BIN_DIR/fuzz
 readonly DRIVER=$FUZZ_DIR/afl-driver
 readonly SEEDS=$FUZZ_DIR/seeds
-readonly FORMATS=$FUZZ_SRC/../tests/tracefs
+readonly FORMATS=$TESTS_DIR/tracefs
 ROLES=${*:-host guest args}
 
 die()

@@ -15,6 +15,14 @@
 
 #define PROGRESS_EVERY (1u << 20)
 
+/* A task as the sinks name it; @comm NULL: none looked up yet. */
+struct task {
+	int pid;
+	const char *comm;
+	int tgid;			/* the host's: its process */
+	const char *process_comm;
+};
+
 struct stream {
 	const char *path;
 	struct tracecmd_input *handle;
@@ -28,6 +36,7 @@ struct stream {
 	uint64_t key;			/* host time of @rec */
 	struct conversion conv;		/* how @key was found */
 	unsigned int order;		/* breaks ties: host streams first */
+	struct task task;		/* of its last event */
 };
 
 struct merge {
@@ -37,6 +46,10 @@ struct merge {
 	unsigned int nr_heap;
 	struct host_events he;
 	struct vm_table *vms;
+	struct guest *guests;		/* guest n is machine 1 + n */
+	const struct sink_desc *desc;
+	struct info_cache *info;
+	bool tasks;			/* a sink shows tasks: look them up */
 	struct merge_stats *stats;
 	uint64_t last_key;
 	uint64_t host_first;		/* runs are known from here on */
@@ -181,21 +194,23 @@ static struct vcpu *track_host(struct merge *m, struct stream *s,
 	return v;
 }
 
-static void count_guest(struct merge *m, struct stream *s, const struct merged_event *e)
+/* An event counts for its vCPU, its guest trace and the whole merge. */
+static void count(uint64_t *vcpu, uint64_t *guest, uint64_t *total)
 {
-	s->vcpu->guest_events++;
-	s->guest->events++;
-	m->stats->guest_events++;
-	if (e->ambiguous) {
-		s->vcpu->ambiguous++;
-		s->guest->ambiguous++;
-		m->stats->ambiguous++;
-	}
-	if (e->outside) {
-		s->vcpu->outside++;
-		s->guest->outside++;
-		m->stats->outside++;
-	}
+	(*vcpu)++;
+	(*guest)++;
+	(*total)++;
+}
+
+static void count_guest(struct merge *m, struct stream *s, const struct sink_event *e)
+{
+	struct merge_stats *st = m->stats;
+
+	count(&s->vcpu->guest_events, &s->guest->events, &st->guest_events);
+	if (e->ambiguous)
+		count(&s->vcpu->ambiguous, &s->guest->ambiguous, &st->ambiguous);
+	if (e->outside)
+		count(&s->vcpu->outside, &s->guest->outside, &st->outside);
 }
 
 /*
@@ -204,66 +219,116 @@ static void count_guest(struct merge *m, struct stream *s, const struct merged_e
  * exactly, per vCPU: what the summary reports and --sync-out's copies
  * replace.
  */
-static void measure_shift(struct vcpu *v, const struct merged_event *e)
+static void measure_shift(struct stream *s, const struct sink_event *e)
 {
-	const struct td_time_shift *s = e->guest->file.meta.shift;
+	const struct td_time_shift *shift = s->guest->file.meta.shift;
+	struct vcpu *v = s->vcpu;
 	uint64_t sampled, error;
 
-	if (!v || !s)
+	if (!v || !shift)
 		return;
-	sampled = td_shift_apply(s, e->cpu, e->guest_ts);
+	sampled = td_shift_apply(shift, e->cpu, e->guest_ts);
 	error = sampled > e->host_ts ? sampled - e->host_ts : e->host_ts - sampled;
 	v->shift_events++;
 	if (error > v->shift_max_error)
 		v->shift_max_error = error;
 }
 
+static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
+{
+	e->vcpu = describe_vcpu(m->desc, s->vcpu);
+	/*
+	 * Before the host recording began (record-host.sh started while the
+	 * guest ran) no run can be checked: the event is placed with the
+	 * values before the first TSC event.
+	 */
+	if (s->key < m->host_first)
+		m->stats->before_host++;
+	else
+		e->outside = conversion_outside_run(&s->conv, s->vcpu, s->guest->level);
+	e->ambiguous = s->conv.ambiguous;
+	count_guest(m, s, e);
+	measure_shift(s, e);
+}
+
+/* What a host KVM event tells the sinks: its vCPU, its run, the TSC values it sets. */
+static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
+{
+	struct host_ev ev;
+	struct vcpu *v = track_host(m, s, &ev, &e->was_running);
+
+	m->stats->host_events++;
+	if (!v)
+		return;
+	e->vcpu = describe_vcpu(m->desc, v);
+	if (ev.kind == HOST_ENTRY)
+		e->kvm = SINK_KVM_ENTRY;
+	else if (ev.kind == HOST_EXIT)
+		e->kvm = SINK_KVM_EXIT;
+	e->sets_offset = ev.kind == HOST_OFFSET || ev.kind == HOST_NESTED;
+	e->offset = ev.next;
+	e->sets_mult = ev.kind == HOST_MULT || ev.kind == HOST_NESTED;
+	e->mult = ev.kind == HOST_MULT ? ev.next : ev.mult;
+}
+
+/*
+ * The event's task and, on the host, its process. A CPU runs the same task
+ * for many events in a row, and a pid's names do not change within a
+ * trace: the stream remembers the last one.
+ */
+static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
+{
+	struct task *t = &s->task;
+	int pid = tep_data_pid(s->tep, s->rec);
+
+	if (!t->comm || t->pid != pid) {
+		t->pid = pid;
+		t->comm = tep_data_comm_from_pid(s->tep, pid);
+		if (!s->guest) {
+			t->tgid = vm_table_tgid_of(m->vms, pid);
+			t->process_comm = tep_data_comm_from_pid(s->tep, t->tgid);
+		}
+	}
+	e->pid = t->pid;
+	e->comm = t->comm;
+	e->tgid = t->tgid;
+	e->process_comm = t->process_comm;
+}
+
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
-	struct merged_event e = {
+	struct tep_event *event = tep_find_event_by_record(s->tep, s->rec);
+	struct event_text text = { .cache = m->info, .tep = s->tep, .record = s->rec };
+	struct sink_event e = {
 		.host_ts = s->key,
 		.guest_ts = s->rec->ts,
-		.tep = s->tep,
-		.record = s->rec,
-		.event = tep_find_event_by_record(s->tep, s->rec),
+		.machine = s->guest ? s->guest - m->guests + 1 : 0,
 		.cpu = s->cpu,
-		.guest = s->guest,
+		.event_id = event ? event->id : -1,
+		.name = event ? event->name : "unknown",
+		.text = &text,
 	};
-	struct host_ev ev;
 	enum damage damage;
 	int i;
 
+	if (m->tasks)
+		find_task(m, s, &e);
 	if (s->key < m->last_key)
 		m->stats->out_of_order++;
-	damage = record_damage(s->handle, e.event, s->rec);
+	damage = record_damage(s->handle, event, s->rec);
 	if (damage != DAMAGE_NONE) {
 		if (!m->stats->damaged++)
 			fprintf(stderr, "%s: CPU %d: the record at TSC %llu %s: the file is damaged there\n",
 				s->path, s->cpu, (unsigned long long)s->rec->ts,
 				damage == DAMAGE_SHORT ? "runs past its page or its event format" :
 				"would make its print format divide by zero");
-		e.damaged = true;
+		text.damaged = true;
 	}
 	m->last_key = s->key;
-	if (s->guest) {
-		e.vcpu = s->vcpu;
-		/*
-		 * Before the host recording began (record-host.sh started
-		 * while the guest ran) no run can be checked: the event is
-		 * placed with the values before the first TSC event.
-		 */
-		if (s->key < m->host_first)
-			m->stats->before_host++;
-		else
-			e.outside = conversion_outside_run(&s->conv, s->vcpu, s->guest->level);
-		e.ambiguous = s->conv.ambiguous;
-		count_guest(m, s, &e);
-		measure_shift(s->vcpu, &e);
-	} else {
-		e.vcpu = track_host(m, s, &ev, &e.was_running);
-		e.host = &ev;
-		m->stats->host_events++;
-	}
+	if (s->guest)
+		guest_event(m, s, &e);
+	else
+		host_event(m, s, &e);
 	for (i = 0; i < nr_sinks; i++)
 		sinks[i].ops->event(sinks[i].priv, &e);
 }
@@ -304,13 +369,21 @@ static void free_merge(struct merge *m)
 			tracecmd_free_record(m->streams[i].rec);
 	free(m->streams);
 	free(m->heap);
+	info_cache_free(m->info);
 }
 
 int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
-		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
-		 struct merge_stats *stats, bool progress)
+		 struct vm_table *vms, const struct sink_desc *desc,
+		 struct sink *sinks, int nr_sinks, struct merge_stats *stats, bool progress)
 {
-	struct merge m = { .vms = vms, .stats = stats, .host_first = host->first_ts };
+	struct merge m = {
+		.vms = vms,
+		.guests = guests,
+		.desc = desc,
+		.info = info_cache_new(),
+		.stats = stats,
+		.host_first = host->first_ts,
+	};
 	int i, ret = -1;
 
 	memset(stats, 0, sizeof(*stats));
@@ -322,6 +395,8 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 			goto out;
 	if (start_streams(&m))
 		goto out;
+	for (i = 0; i < nr_sinks; i++)
+		m.tasks |= sinks[i].ops->tasks;
 	ret = run_merge(&m, sinks, nr_sinks, progress);
 out:
 	free_merge(&m);

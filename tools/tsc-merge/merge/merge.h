@@ -1,43 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * merge.h: the merge room: the host and guest files read in host-time
- * order, each event converted and handed to the sinks (merge.c).
+ * order, each event converted and handed to the sinks (merge.c) as plain
+ * data (describe.c) with its text formatted once (info.c), and the
+ * summary of what the model and the merge found (summary.c).
  */
 #ifndef TSC_MERGE_MERGE_H
 #define TSC_MERGE_MERGE_H
 
 #include "model/model.h"
-
-/* What one merged event is, for the sinks. */
-struct merged_event {
-	uint64_t host_ts;
-	uint64_t guest_ts;
-	struct tep_handle *tep;
-	struct tep_record *record;
-	struct tep_event *event;
-	int cpu;
-	struct guest *guest;		/* NULL for a host event */
-	struct vcpu *vcpu;		/* guest events; host KVM events */
-	const struct host_ev *host;	/* host events: as decoded */
-	bool outside;
-	bool ambiguous;
-	bool damaged;			/* record_damage(): never printed */
-	bool was_running;		/* host: the vCPU ran before this event */
-};
-
-/*
- * Output sinks, called in host-time order. @finish flushes and frees; a
- * sink that keeps nothing to flush (its work done per event) has none.
- */
-struct sink_ops {
-	void (*event)(void *sink, const struct merged_event *e);
-	int (*finish)(void *sink);
-};
-
-struct sink {
-	const struct sink_ops *ops;
-	void *priv;
-};
+#include "sinks/sinks.h"
 
 /* merge.c */
 struct merge_stats {
@@ -51,7 +23,32 @@ struct merge_stats {
 };
 
 int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
-		 struct vm_table *vms, struct sink *sinks, int nr_sinks,
-		 struct merge_stats *stats, bool progress);
+		 struct vm_table *vms, const struct sink_desc *desc,
+		 struct sink *sinks, int nr_sinks, struct merge_stats *stats, bool progress);
+
+/* describe.c */
+struct sink_desc *describe_run(struct trace_file *host, struct guest *guests,
+			       int nr_guests, const struct vm_table *vms);
+void describe_free(struct sink_desc *d);
+const struct sink_vcpu *describe_vcpu(const struct sink_desc *d, const struct vcpu *v);
+
+/* info.c: one cache serves every event, so that equal records format once */
+struct info_cache;
+struct info_cache *info_cache_new(void);
+void info_cache_free(struct info_cache *c);
+
+struct event_text {
+	struct info_cache *cache;
+	struct tep_handle *tep;
+	struct tep_record *record;
+	bool damaged;			/* record_damage(): never printed */
+	const char *text;		/* NULL: not formatted yet */
+	unsigned int len;
+};
+
+/* summary.c */
+void summary_print(FILE *out, const struct trace_file *host,
+		   struct vm_table *vms, const struct guest *guests,
+		   int nr_guests, const struct merge_stats *stats, unsigned long tsc_khz);
 
 #endif

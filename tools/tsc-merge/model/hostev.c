@@ -32,10 +32,10 @@ static struct tep_format_field *field_of(struct tep_event *e, const char *name,
  */
 void host_events_warn_missing(const struct host_events *he, const char *path)
 {
-	if (!he->mult)
+	if (!he->kvm[HOST_MULT])
 		fprintf(stderr, "%s: warning: no kvm:kvm_write_tsc_multiplier: TSC scaling taken as none, and a VM created again by the same process is not told apart\n",
 			path);
-	if (!he->nested)
+	if (!he->kvm[HOST_NESTED])
 		fprintf(stderr, "%s: warning: no kvm:kvm_nested_tsc_offset: nested guests' time is not followed\n",
 			path);
 	if (!he->newtask)
@@ -43,40 +43,53 @@ void host_events_warn_missing(const struct host_events *he, const char *path)
 			path);
 }
 
+/* The KVM events the conversion reads, by kind, and their fields. */
+static const struct {
+	const char *system;
+	const char *name;
+	const char *fields[NR_KVM_FIELDS];	/* NULL: not read */
+} kvm_events[NR_KVM_KINDS] = {
+	[HOST_OFFSET] = { TSC_EVENT_SYSTEM, TSC_OFFSET_EVENT, {
+		[KVM_FIELD_VCPU] = TSC_FIELD_VCPU_ID,
+		[KVM_FIELD_PREV] = TSC_FIELD_PREV_OFFSET,
+		[KVM_FIELD_NEXT] = TSC_FIELD_NEXT_OFFSET } },
+	[HOST_MULT] = { TSC_EVENT_SYSTEM, TSC_MULTIPLIER_EVENT, {
+		[KVM_FIELD_VCPU] = TSC_FIELD_VCPU_ID,
+		[KVM_FIELD_PREV] = TSC_FIELD_PREV_MULTIPLIER,
+		[KVM_FIELD_NEXT] = TSC_FIELD_NEXT_MULTIPLIER,
+		[KVM_FIELD_FRAC] = TSC_FIELD_FRAC_BITS } },
+	[HOST_NESTED] = { TSC_EVENT_SYSTEM, TSC_NESTED_EVENT, {
+		[KVM_FIELD_VCPU] = TSC_FIELD_VCPU_ID,
+		[KVM_FIELD_MODE] = TSC_FIELD_GUEST_MODE,
+		[KVM_FIELD_PREV] = TSC_FIELD_PREV_OFFSET,
+		[KVM_FIELD_NEXT] = TSC_FIELD_NEXT_OFFSET,
+		[KVM_FIELD_MULT] = TSC_FIELD_MULTIPLIER } },
+	[HOST_ENTRY] = { "kvm", "kvm_entry", { [KVM_FIELD_VCPU] = "vcpu_id" } },
+	[HOST_EXIT] = { "kvm", "kvm_exit", { [KVM_FIELD_VCPU] = "vcpu_id" } },
+};
+
 int host_events_init(struct host_events *he, struct trace_file *host)
 {
 	struct tep_handle *tep = tracecmd_get_tep(host->handle);
-	int bad = 0;
+	int bad = 0, k, f;
 
 	memset(he, 0, sizeof(*he));
 	he->tep = tep;
-	he->offset = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, TSC_OFFSET_EVENT);
-	he->mult = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, TSC_MULTIPLIER_EVENT);
-	he->nested = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, TSC_NESTED_EVENT);
-	he->entry = tep_find_event_by_name(tep, "kvm", "kvm_entry");
-	he->exit = tep_find_event_by_name(tep, "kvm", "kvm_exit");
+	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
+		he->kvm[k] = tep_find_event_by_name(tep, kvm_events[k].system, kvm_events[k].name);
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
 	he->print = tep_find_event_by_name(tep, "ftrace", "print");
-	if (!he->offset || !he->entry || !he->exit) {
+	if (!he->kvm[HOST_OFFSET] || !he->kvm[HOST_ENTRY] || !he->kvm[HOST_EXIT]) {
 		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with tools/record-host/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
-			host->path, !he->offset ? TSC_OFFSET_EVENT :
-			!he->entry ? "kvm_entry" : "kvm_exit", TSC_CLOCK);
+			host->path, kvm_events[!he->kvm[HOST_OFFSET] ? HOST_OFFSET :
+			!he->kvm[HOST_ENTRY] ? HOST_ENTRY : HOST_EXIT].name, TSC_CLOCK);
 		return -1;
 	}
-	he->off_vcpu = field_of(he->offset, TSC_FIELD_VCPU_ID, host->path, &bad);
-	he->off_prev = field_of(he->offset, TSC_FIELD_PREV_OFFSET, host->path, &bad);
-	he->off_next = field_of(he->offset, TSC_FIELD_NEXT_OFFSET, host->path, &bad);
-	he->mul_vcpu = field_of(he->mult, TSC_FIELD_VCPU_ID, host->path, &bad);
-	he->mul_prev = field_of(he->mult, TSC_FIELD_PREV_MULTIPLIER, host->path, &bad);
-	he->mul_next = field_of(he->mult, TSC_FIELD_NEXT_MULTIPLIER, host->path, &bad);
-	he->mul_frac = field_of(he->mult, TSC_FIELD_FRAC_BITS, host->path, &bad);
-	he->nes_vcpu = field_of(he->nested, TSC_FIELD_VCPU_ID, host->path, &bad);
-	he->nes_mode = field_of(he->nested, TSC_FIELD_GUEST_MODE, host->path, &bad);
-	he->nes_prev = field_of(he->nested, TSC_FIELD_PREV_OFFSET, host->path, &bad);
-	he->nes_next = field_of(he->nested, TSC_FIELD_NEXT_OFFSET, host->path, &bad);
-	he->nes_mult = field_of(he->nested, TSC_FIELD_MULTIPLIER, host->path, &bad);
-	he->ent_vcpu = field_of(he->entry, "vcpu_id", host->path, &bad);
-	he->exit_vcpu = field_of(he->exit, "vcpu_id", host->path, &bad);
+	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
+		for (f = 0; f < NR_KVM_FIELDS; f++)
+			if (kvm_events[k].fields[f])
+				he->kvm_fields[k][f] = field_of(he->kvm[k], kvm_events[k].fields[f],
+								host->path, &bad);
 	he->nt_pid = field_of(he->newtask, "pid", host->path, &bad);
 	he->nt_flags = field_of(he->newtask, "clone_flags", host->path, &bad);
 	he->print_buf = field_of(he->print, "buf", host->path, &bad);
@@ -125,38 +138,30 @@ static bool read_snapshot_line(const struct host_events *he, struct tep_record *
 enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev)
 {
-	int type = tep_data_type(he->tep, r);
+	int type = tep_data_type(he->tep, r), k, f;
 
 	/* Not the text: only a snapshot line fills it. */
 	memset(ev, 0, offsetof(struct host_ev, text));
 	ev->text[0] = '\0';
 	ev->ts = r->ts;
 	ev->pid = tep_data_pid(he->tep, r);
-	if (is_event(h, he->entry, type, r)) {
-		ev->vcpu_id = read_field(he->ent_vcpu, r);
-		ev->kind = HOST_ENTRY;
-	} else if (is_event(h, he->exit, type, r)) {
-		ev->vcpu_id = read_field(he->exit_vcpu, r);
-		ev->kind = HOST_EXIT;
-	} else if (is_event(h, he->offset, type, r)) {
-		ev->vcpu_id = read_field(he->off_vcpu, r);
-		ev->prev = read_field(he->off_prev, r);
-		ev->next = read_field(he->off_next, r);
-		ev->kind = HOST_OFFSET;
-	} else if (is_event(h, he->mult, type, r)) {
-		ev->vcpu_id = read_field(he->mul_vcpu, r);
-		ev->prev = read_field(he->mul_prev, r);
-		ev->next = read_field(he->mul_next, r);
-		ev->frac = read_field(he->mul_frac, r);
-		ev->kind = HOST_MULT;
-	} else if (is_event(h, he->nested, type, r)) {
-		ev->vcpu_id = read_field(he->nes_vcpu, r);
-		ev->guest_mode = read_field(he->nes_mode, r);
-		ev->prev = read_field(he->nes_prev, r);
-		ev->next = read_field(he->nes_next, r);
-		ev->mult = read_field(he->nes_mult, r);
-		ev->kind = HOST_NESTED;
-	} else if (is_event(h, he->print, type, r) && read_snapshot_line(he, r, ev)) {
+	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++) {
+		uint64_t v[NR_KVM_FIELDS] = { 0 };
+
+		if (!is_event(h, he->kvm[k], type, r))
+			continue;
+		for (f = 0; f < NR_KVM_FIELDS; f++)
+			if (he->kvm_fields[k][f])
+				v[f] = read_field(he->kvm_fields[k][f], r);
+		ev->vcpu_id = v[KVM_FIELD_VCPU];
+		ev->guest_mode = v[KVM_FIELD_MODE];
+		ev->prev = v[KVM_FIELD_PREV];
+		ev->next = v[KVM_FIELD_NEXT];
+		ev->frac = v[KVM_FIELD_FRAC];
+		ev->mult = v[KVM_FIELD_MULT];
+		return ev->kind = k;
+	}
+	if (is_event(h, he->print, type, r) && read_snapshot_line(he, r, ev)) {
 		ev->kind = HOST_SNAPSHOT;
 	} else if (is_event(h, he->newtask, type, r)) {
 		ev->child = read_field(he->nt_pid, r);

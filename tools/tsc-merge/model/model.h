@@ -108,7 +108,6 @@ struct guest {
 /* tscmath.c */
 bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 		       uint64_t offset, uint64_t *host);
-unsigned __int128 tsc_to_ns(uint64_t ticks, unsigned long tsc_khz);
 
 /* vms.c */
 struct vm_table;
@@ -156,13 +155,25 @@ enum host_kind {
 	HOST_SNAPSHOT,			/* a record-host.sh snapshot line */
 };
 
+/* The fields of the KVM events, in the order their formats are checked. */
+enum kvm_field {
+	KVM_FIELD_VCPU,
+	KVM_FIELD_MODE,
+	KVM_FIELD_PREV,
+	KVM_FIELD_NEXT,
+	KVM_FIELD_FRAC,
+	KVM_FIELD_MULT,
+	NR_KVM_FIELDS,
+};
+
+#define NR_KVM_KINDS (HOST_EXIT + 1)
+
 struct host_events {
 	struct tep_handle *tep;
-	struct tep_event *offset, *mult, *nested, *entry, *exit, *newtask, *print;
-	struct tep_format_field *off_vcpu, *off_prev, *off_next;
-	struct tep_format_field *mul_vcpu, *mul_prev, *mul_next, *mul_frac;
-	struct tep_format_field *nes_vcpu, *nes_mode, *nes_prev, *nes_next;
-	struct tep_format_field *nes_mult, *ent_vcpu, *exit_vcpu;
+	/* By kind, HOST_OFFSET to HOST_EXIT; NULL: not in the trace. */
+	struct tep_event *kvm[NR_KVM_KINDS];
+	struct tep_format_field *kvm_fields[NR_KVM_KINDS][NR_KVM_FIELDS];
+	struct tep_event *newtask, *print;
 	struct tep_format_field *nt_pid, *nt_flags, *print_buf;
 };
 

@@ -6,7 +6,6 @@
  * CPU computes it: the product has 128 bits, a negative offset is its two's
  * complement. No floating point: a double has 53 bits of mantissa and a TSC
  * already needs 40 or more, so a scaled conversion through it drifts.
- * The same holds for the host TSC in nanoseconds the outputs show.
  */
 #include "model/model.h"
 
@@ -35,13 +34,4 @@ bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 		return false;
 	*host = (uint64_t)h;
 	return true;
-}
-
-/*
- * Host TSC ticks in nanoseconds at @tsc_khz, exact: in 128 bits, as a TSC
- * slower than 1 GHz counts fewer ticks than nanoseconds.
- */
-unsigned __int128 tsc_to_ns(uint64_t ticks, unsigned long tsc_khz)
-{
-	return (unsigned __int128)ticks * 1000000 / tsc_khz;
 }

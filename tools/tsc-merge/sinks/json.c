@@ -13,33 +13,37 @@
 /* VM processes get ids no host pid has (pid_max is at most 2^22). */
 #define VM_PID_BASE (1 << 30)
 
-static int guest_process_id(const struct guest *g)
+static int guest_process_id(const struct sink_guest *g)
 {
-	return VM_PID_BASE + (int)guest_slot(g);
+	return VM_PID_BASE + (int)g->slot;
 }
+
+/* A host thread that logged events, named at the end. */
+struct thread {
+	int tid;
+	int pid;
+	const char *comm;
+	const char *process_comm;
+};
 
 struct json_sink {
 	FILE *out;
-	struct vm_table *vms;
+	const struct sink_desc *desc;
 	unsigned long tsc_khz;
 	uint64_t base;
 	bool started;
-	struct info_cache *info;
-	struct tep_handle *host_tep;
-	int *seen;			/* host tids named at the end */
+	struct thread *seen;
 	unsigned int nr_seen;
 	unsigned int alloc_seen;
 };
 
-void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-		    struct info_cache *info)
+void *json_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz)
 {
 	struct json_sink *j = xcalloc(1, sizeof(*j));
 
 	j->out = out;
-	j->vms = vms;
+	j->desc = desc;
 	j->tsc_khz = tsc_khz;
-	j->info = info;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
 	return j;
 }
@@ -71,18 +75,18 @@ static void put_ts(struct json_sink *j, uint64_t tsc)
 }
 
 /* Few threads log events, and mostly the same one again: search back. */
-static void remember_thread(struct json_sink *j, int tid)
+static void remember_thread(struct json_sink *j, const struct sink_event *e)
 {
 	unsigned int i;
 
 	for (i = j->nr_seen; i--; )
-		if (j->seen[i] == tid)
+		if (j->seen[i].tid == e->pid)
 			return;
 	if (j->nr_seen == j->alloc_seen) {
 		j->alloc_seen = j->alloc_seen ? j->alloc_seen * 2 : 64;
 		j->seen = xrealloc(j->seen, j->alloc_seen, sizeof(*j->seen));
 	}
-	j->seen[j->nr_seen++] = tid;
+	j->seen[j->nr_seen++] = (struct thread){ e->pid, e->tgid, e->comm, e->process_comm };
 }
 
 static void begin_event(struct json_sink *j, const char *ph, const char *name,
@@ -97,55 +101,52 @@ static void begin_event(struct json_sink *j, const char *ph, const char *name,
 	put_ts(j, tsc);
 }
 
-static void put_info(struct json_sink *j, const struct merged_event *e)
+static void put_info(struct json_sink *j, const struct sink_event *e)
 {
 	unsigned int len;
-	const char *info = info_text(j->info, e, &len);
+	const char *info = sink_event_text(e, &len);
 
 	fputs(",\"args\":{\"info\":", j->out);
 	put_string(j->out, info);
-	if (e->guest)
+	if (e->machine)
 		fprintf(j->out, ",\"guest_tsc\":%llu%s%s", (unsigned long long)e->guest_ts,
 			e->outside ? ",\"outside_host_run\":true" : "",
 			e->ambiguous ? ",\"ambiguous_step\":true" : "");
 	fputs("}}", j->out);
 }
 
-static void host_event(struct json_sink *j, const struct merged_event *e)
+static void host_event(struct json_sink *j, const struct sink_event *e)
 {
-	int tid = tep_data_pid(e->tep, e->record);
-	int pid = vm_table_tgid_of(j->vms, tid);
-	const char *name = e->event ? e->event->name : "unknown";
+	int tid = e->pid, pid = e->tgid;
 
-	j->host_tep = e->tep;
-	remember_thread(j, tid);
+	remember_thread(j, e);
 	/* Slices of the host threads: the state LTTV drew as VIRT. */
-	if (e->vcpu && e->host->kind == HOST_ENTRY) {
+	if (e->kvm == SINK_KVM_ENTRY) {
 		begin_event(j, "B", "in guest", pid, tid, e->host_ts);
 		fprintf(j->out, ",\"args\":{\"vcpu\":%u}}", e->vcpu->id);
 	}
 	/* A trace that begins inside a run has no "B" for its first exit. */
-	if (e->vcpu && e->was_running && e->host->kind == HOST_EXIT) {
+	if (e->kvm == SINK_KVM_EXIT && e->was_running) {
 		begin_event(j, "E", "in guest", pid, tid, e->host_ts);
 		fputc('}', j->out);
 	}
-	begin_event(j, "i", name, pid, tid, e->host_ts);
+	begin_event(j, "i", e->name, pid, tid, e->host_ts);
 	fputs(",\"s\":\"t\"", j->out);
 	put_info(j, e);
 }
 
-static void json_event(void *priv, const struct merged_event *e)
+static void json_event(void *priv, const struct sink_event *e)
 {
 	struct json_sink *j = priv;
 
 	if (!j->started)
 		j->base = e->host_ts;
-	if (!e->guest) {
+	if (!e->machine) {
 		host_event(j, e);
 		return;
 	}
-	begin_event(j, "i", e->event ? e->event->name : "unknown",
-		    guest_process_id(e->guest), e->cpu, e->host_ts);
+	begin_event(j, "i", e->name, guest_process_id(&j->desc->guests[e->machine - 1]),
+		    e->cpu, e->host_ts);
 	fputs(",\"s\":\"t\"", j->out);
 	put_info(j, e);
 }
@@ -159,23 +160,34 @@ static void put_name(struct json_sink *j, const char *kind, int pid, int tid,
 	fputs("}}", j->out);
 }
 
+static int by_slot(const void *a, const void *b)
+{
+	const struct sink_guest *const *x = a, *const *y = b;
+
+	return (*x)->slot < (*y)->slot ? -1 : (*x)->slot > (*y)->slot;
+}
+
+/* In VM order, a VM's L1 guest before its L2. */
 static void name_guests(struct json_sink *j)
 {
-	const struct guest *g;
-	unsigned int s, c;
-	char buf[128];
+	int i, n = j->desc->nr_guests;
+	const struct sink_guest **order = xcalloc(n + 1, sizeof(*order));
+	unsigned int c;
+	char buf[32];
 
-	for (s = 0; s < vm_table_guest_slots(j->vms); s++) {
-		g = vm_table_guest(j->vms, s);
-		if (!g)
-			continue;
-		guest_label(g, buf, sizeof(buf));
-		put_name(j, "process_name", guest_process_id(g), 0, buf);
-		for (c = 0; c < guest_vcpu_ids(g); c++) {
+	for (i = 0; i < n; i++)
+		order[i] = &j->desc->guests[i];
+	qsort(order, n, sizeof(*order), by_slot);
+	for (i = 0; i < n; i++) {
+		const struct sink_guest *g = order[i];
+
+		put_name(j, "process_name", guest_process_id(g), 0, g->label);
+		for (c = 0; c < g->vcpu_ids; c++) {
 			snprintf(buf, sizeof(buf), "vCPU %u", c);
 			put_name(j, "thread_name", guest_process_id(g), c, buf);
 		}
 	}
+	free(order);
 }
 
 static void name_host_threads(struct json_sink *j)
@@ -183,12 +195,12 @@ static void name_host_threads(struct json_sink *j)
 	unsigned int i;
 	char buf[64];
 
-	for (i = 0; i < j->nr_seen && j->host_tep; i++) {
-		int tid = j->seen[i], pid = vm_table_tgid_of(j->vms, tid);
+	for (i = 0; i < j->nr_seen; i++) {
+		const struct thread *th = &j->seen[i];
 
-		put_name(j, "thread_name", pid, tid, tep_data_comm_from_pid(j->host_tep, tid));
-		snprintf(buf, sizeof(buf), "host: %s", tep_data_comm_from_pid(j->host_tep, pid));
-		put_name(j, "process_name", pid, 0, buf);
+		put_name(j, "thread_name", th->pid, th->tid, th->comm);
+		snprintf(buf, sizeof(buf), "host: %s", th->process_comm);
+		put_name(j, "process_name", th->pid, 0, buf);
 	}
 }
 
@@ -211,4 +223,5 @@ static int json_finish(void *priv)
 const struct sink_ops json_sink_ops = {
 	.event = json_event,
 	.finish = json_finish,
+	.tasks = true,
 };

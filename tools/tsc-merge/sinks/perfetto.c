@@ -20,6 +20,9 @@
 #include "sinks/sinks.h"
 #include "perfetto_trace.pb-c.h"
 
+/* protobuf-c's optional scalar: its value and the flag that it is set. */
+#define PB_SET(msg, field, value) ((msg).has_##field = true, (msg).field = (value))
+
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__TrackEvent TrackEvent;
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
@@ -58,9 +61,9 @@ struct track {
 };
 
 struct name {
-	const struct tep_handle *tep;
+	unsigned int machine;
 	int id;
-	uint64_t iid;
+	uint64_t iid;			/* 0: free */
 };
 
 /*
@@ -83,33 +86,28 @@ struct sequence {
 
 struct pf_sink {
 	FILE *out;
-	struct vm_table *vms;
+	const struct sink_desc *desc;
 	unsigned long tsc_khz;
-	struct guest *base;
 	struct sequence *seqs;
 	struct name names[NAME_SLOTS];
 	struct track tracks[TRACK_SLOTS];
 	struct text *texts;
 	uint64_t next_uuid;
-	struct info_cache *info;
 	uint8_t *buf;
 	size_t alloc;
 	bool full;			/* a table ran out of slots */
 };
 
-void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-			struct guest *guests, int nr_guests, struct info_cache *info)
+void *perfetto_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz)
 {
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
 
 	p->out = out;
-	p->vms = vms;
+	p->desc = desc;
 	p->tsc_khz = tsc_khz;
-	p->base = guests;
-	p->seqs = xcalloc(nr_guests + 1, sizeof(*p->seqs));
+	p->seqs = xcalloc(desc->nr_guests + 1, sizeof(*p->seqs));
 	p->texts = xcalloc(TEXT_SLOTS, sizeof(*p->texts));
 	p->next_uuid = 1;
-	p->info = info;
 	return p;
 }
 
@@ -168,13 +166,10 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	struct sequence *s = &p->seqs[machine];
 	size_t i;
 
-	pkt->has_trusted_packet_sequence_id = true;
-	pkt->trusted_packet_sequence_id = machine + 1;
-	pkt->has_sequence_flags = true;
-	pkt->sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE;
+	PB_SET(*pkt, trusted_packet_sequence_id, machine + 1);
+	PB_SET(*pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
 	if (machine) {
-		pkt->has_machine_id = true;
-		pkt->machine_id = machine;
+		PB_SET(*pkt, machine_id, machine);
 	}
 	if (s->started)
 		return;
@@ -182,14 +177,12 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	s->next_iid = FIRST_EVENT_NAME;
 	s->next_text_iid = 1;
 	pkt->sequence_flags |= SEQ_INCREMENTAL_STATE_CLEARED;
-	in_guest.has_iid = true;
-	in_guest.iid = NAME_IN_GUEST;
+	PB_SET(in_guest, iid, NAME_IN_GUEST);
 	in_guest.name = "in guest";
 	intern_in_packet(pkt, interned, &in_guest);
 	for (i = 1; i < ARRAY_SIZE(annotation_names); i++) {
 		perfetto__protos__debug_annotation_name__init(&names[i]);
-		names[i].has_iid = true;
-		names[i].iid = i;
+		PB_SET(names[i], iid, i);
 		names[i].name = (char *)annotation_names[i];
 		list[i - 1] = &names[i];
 	}
@@ -197,7 +190,8 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	interned->data.debug_annotation_names = list;
 }
 
-static void write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
+/* A new track's descriptor, on its machine's sequence; returns its uuid. */
+static uint64_t write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
 {
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	struct interning interned;
@@ -206,6 +200,7 @@ static void write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescr
 	start_packet(p, &pkt, machine, &interned);
 	pkt.track_descriptor = td;
 	write_packet(p, &pkt);
+	return td->uuid;
 }
 
 static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t id)
@@ -213,123 +208,103 @@ static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t i
 	return ((uint64_t)kind + 1) << 56 | (uint64_t)machine << 40 | id;
 }
 
-/* The uuid of a track, and whether it is new (to be described now). */
-static uint64_t find_track(struct pf_sink *p, uint64_t key, bool *is_new)
+/*
+ * The uuid of a track in @td; true when the track is new, to be
+ * described now.
+ */
+static bool new_track(struct pf_sink *p, uint64_t key, TrackDescriptor *td)
 {
 	unsigned int i = (key * 0x9e3779b97f4a7c15ull) >> 52;
 	unsigned int n;
 
-	*is_new = false;
 	for (n = 0; n < TRACK_SLOTS; n++, i = (i + 1) % TRACK_SLOTS) {
-		if (p->tracks[i].key == key)
-			return p->tracks[i].uuid;
+		if (p->tracks[i].key == key) {
+			td->uuid = p->tracks[i].uuid;
+			return false;
+		}
 		if (p->tracks[i].key)
 			continue;
 		p->tracks[i].key = key;
 		p->tracks[i].uuid = p->next_uuid++;
-		*is_new = true;
-		return p->tracks[i].uuid;
+		PB_SET(*td, uuid, p->tracks[i].uuid);
+		return true;
 	}
 	p->full = true;
-	return 0;
+	td->uuid = 0;
+	return false;
 }
 
-static uint64_t host_process_track(struct pf_sink *p, struct tep_handle *tep, int pid)
+static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
 {
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	bool is_new;
-	uint64_t uuid = find_track(p, track_key(TRACK_HOST_PROCESS, 0, pid), &is_new);
 
-	if (!is_new)
-		return uuid;
-	td.has_uuid = true;
-	td.uuid = uuid;
-	pd.has_pid = true;
-	pd.pid = pid;
-	pd.process_name = (char *)tep_data_comm_from_pid(tep, pid);
+	if (!new_track(p, track_key(TRACK_HOST_PROCESS, 0, pid), &td))
+		return td.uuid;
+	PB_SET(pd, pid, pid);
+	pd.process_name = (char *)comm;
 	td.process = &pd;
-	write_descriptor(p, 0, &td);
-	return uuid;
+	return write_descriptor(p, 0, &td);
 }
 
-static uint64_t host_thread_track(struct pf_sink *p, const struct merged_event *e, int tid)
+static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e)
 {
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	bool is_new;
-	uint64_t uuid = find_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)tid), &is_new);
-	int pid = vm_table_tgid_of(p->vms, tid);
 
-	if (!is_new)
-		return uuid;
-	td.has_parent_uuid = true;
-	td.parent_uuid = host_process_track(p, e->tep, pid);
-	td.has_uuid = true;
-	td.uuid = uuid;
-	thd.has_pid = thd.has_tid = true;
-	thd.pid = pid;
-	thd.tid = tid;
-	thd.thread_name = (char *)tep_data_comm_from_pid(e->tep, tid);
+	if (!new_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)e->pid), &td))
+		return td.uuid;
+	PB_SET(td, parent_uuid, host_process_track(p, e->tgid, e->process_comm));
+	PB_SET(thd, pid, e->tgid);
+	PB_SET(thd, tid, e->pid);
+	thd.thread_name = (char *)e->comm;
 	td.thread = &thd;
-	write_descriptor(p, 0, &td);
-	return uuid;
+	return write_descriptor(p, 0, &td);
 }
 
-static unsigned int guest_machine(const struct pf_sink *p, const struct guest *g)
+/* A track per vCPU under its guest's, on the guest's machine. */
+static uint64_t guest_vcpu_track(struct pf_sink *p, const struct sink_event *e)
 {
-	return g - p->base + 1;
-}
-
-static uint64_t guest_vcpu_track(struct pf_sink *p, const struct merged_event *e)
-{
+	TrackDescriptor vm = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	unsigned int machine = guest_machine(p, e->guest);
-	char name[128];
-	bool is_new;
-	uint64_t parent = find_track(p, track_key(TRACK_GUEST, machine, 0), &is_new);
-	uint64_t uuid;
+	unsigned int machine = e->machine;
+	char name[32];
 
-	if (is_new) {
-		guest_label(e->guest, name, sizeof(name));
-		td.has_uuid = true;
-		td.uuid = parent;
-		td.name = name;
-		write_descriptor(p, machine, &td);
+	if (new_track(p, track_key(TRACK_GUEST, machine, 0), &vm)) {
+		vm.name = (char *)p->desc->guests[machine - 1].label;
+		write_descriptor(p, machine, &vm);
 	}
-	uuid = find_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &is_new);
-	if (!is_new)
-		return uuid;
+	if (!new_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &td))
+		return td.uuid;
 	snprintf(name, sizeof(name), "vCPU %d", e->cpu);
-	td.has_uuid = td.has_parent_uuid = true;
-	td.uuid = uuid;
-	td.parent_uuid = parent;
+	PB_SET(td, parent_uuid, vm.uuid);
 	td.name = name;
-	write_descriptor(p, machine, &td);
-	return uuid;
+	return write_descriptor(p, machine, &td);
 }
 
-/* The iid of an event's name on its machine's sequence; 0: new, in @en. */
-static uint64_t intern_name(struct pf_sink *p, const struct merged_event *e,
-			    unsigned int machine, Perfetto__Protos__EventName *en)
+/*
+ * The iid of an event's name on its machine's sequence; 0: new, in @en.
+ * An event id names one format in its machine's trace: every buffer of a
+ * file shares its formats.
+ */
+static uint64_t intern_name(struct pf_sink *p, const struct sink_event *e,
+			    Perfetto__Protos__EventName *en)
 {
-	int id = e->event ? e->event->id : -1;
-	unsigned int i = ((uintptr_t)e->tep / 64 + (unsigned int)id) % NAME_SLOTS;
+	unsigned int i = (e->machine * 61 + (unsigned int)e->event_id) % NAME_SLOTS;
 	unsigned int n;
 
 	for (n = 0; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
 		struct name *s = &p->names[i];
 
-		if (s->tep == e->tep && s->id == id)
+		if (s->iid && s->machine == e->machine && s->id == e->event_id)
 			return s->iid;
-		if (s->tep)
+		if (s->iid)
 			continue;
-		s->tep = e->tep;
-		s->id = id;
-		s->iid = p->seqs[machine].next_iid++;
-		en->has_iid = true;
-		en->iid = s->iid;
-		en->name = e->event ? e->event->name : "unknown";
+		s->machine = e->machine;
+		s->id = e->event_id;
+		s->iid = p->seqs[e->machine].next_iid++;
+		PB_SET(*en, iid, s->iid);
+		en->name = (char *)e->name;
 		return 0;
 	}
 	p->full = true;
@@ -349,10 +324,8 @@ static uint64_t intern_text(struct pf_sink *p, unsigned int machine, const char 
 	t->iid = p->seqs[machine].next_text_iid++;
 	memcpy(t->text, text, len);
 	perfetto__protos__interned_string__init(&in->string);
-	in->string.has_iid = in->string.has_str = true;
-	in->string.iid = t->iid;
-	in->string.str.data = (uint8_t *)t->text;
-	in->string.str.len = len;
+	PB_SET(in->string, iid, t->iid);
+	PB_SET(in->string, str, ((ProtobufCBinaryData){ len, (uint8_t *)t->text }));
 	in->strings[0] = &in->string;
 	in->data.n_debug_annotation_string_values = 1;
 	in->data.debug_annotation_string_values = in->strings;
@@ -367,8 +340,7 @@ static void intern_annotation(struct pf_sink *p, unsigned int machine, Packet *p
 
 	if (len >= TEXT_MAX)
 		return;
-	a->has_string_value_iid = true;
-	a->string_value_iid = intern_text(p, machine, a->string_value, len, in);
+	PB_SET(*a, string_value_iid, intern_text(p, machine, a->string_value, len, in));
 	if (!a->string_value_iid) {
 		a->string_value_iid = in->string.iid;
 		pkt->interned_data = &in->data;
@@ -381,9 +353,10 @@ static void intern_annotation(struct pf_sink *p, unsigned int machine, Packet *p
  * event, whose name is interned on first use, as is the text of its string
  * annotation (it has one at most).
  */
-static void write_event(struct pf_sink *p, const struct merged_event *e, unsigned int machine,
-			uint64_t track, TrackEvent *te, bool named)
+static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t track,
+			TrackEvent *te, bool named)
 {
+	unsigned int machine = e->machine;
 	Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	struct interning interned;
@@ -394,13 +367,10 @@ static void write_event(struct pf_sink *p, const struct merged_event *e, unsigne
 	for (i = 0; i < te->n_debug_annotations; i++)
 		if (te->debug_annotations[i]->string_value)
 			intern_annotation(p, machine, &pkt, &interned, te->debug_annotations[i]);
-	pkt.has_timestamp = true;
-	pkt.timestamp = (uint64_t)tsc_to_ns(e->host_ts, p->tsc_khz);
-	te->has_track_uuid = true;
-	te->track_uuid = track;
+	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->tsc_khz));
+	PB_SET(*te, track_uuid, track);
 	if (named) {
-		te->has_name_iid = true;
-		te->name_iid = intern_name(p, e, machine, &en);
+		PB_SET(*te, name_iid, intern_name(p, e, &en));
 		if (!te->name_iid) {
 			te->name_iid = en.iid;
 			intern_in_packet(&pkt, &interned, &en);
@@ -410,127 +380,105 @@ static void write_event(struct pf_sink *p, const struct merged_event *e, unsigne
 	write_packet(p, &pkt);
 }
 
-static void write_instant(struct pf_sink *p, const struct merged_event *e,
-			  unsigned int machine, uint64_t track,
+static void write_instant(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			  Perfetto__Protos__DebugAnnotation **args, size_t nr_args)
 {
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 
-	te.has_type = true;
-	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
 	te.n_debug_annotations = nr_args;
 	te.debug_annotations = args;
-	write_event(p, e, machine, track, &te, true);
+	write_event(p, e, track, &te, true);
 }
 
-static void write_slice(struct pf_sink *p, const struct merged_event *e, uint64_t track,
+static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			bool begin)
 {
 	Perfetto__Protos__DebugAnnotation vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	Perfetto__Protos__DebugAnnotation *args[] = { &vcpu };
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 
-	te.has_type = true;
 	if (begin) {
-		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
-		te.has_name_iid = true;
-		te.name_iid = NAME_IN_GUEST;
-		vcpu.has_name_iid = vcpu.has_uint_value = true;
-		vcpu.name_iid = ANNOTATION_VCPU;
-		vcpu.uint_value = e->vcpu->id;
+		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN);
+		PB_SET(te, name_iid, NAME_IN_GUEST);
+		PB_SET(vcpu, name_iid, ANNOTATION_VCPU);
+		PB_SET(vcpu, uint_value, e->vcpu->id);
 		te.n_debug_annotations = 1;
 		te.debug_annotations = args;
 	} else {
-		te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
 	}
-	write_event(p, e, 0, track, &te, false);
+	write_event(p, e, track, &te, false);
 }
 
 /* A counter track of a vCPU, under its VMM process: "vCPU n TSC offset". */
-static uint64_t counter_track(struct pf_sink *p, const struct merged_event *e,
+static uint64_t counter_track(struct pf_sink *p, const struct sink_event *e,
 			      enum track_kind kind)
 {
-	const struct vcpu *v = e->vcpu;
+	const struct sink_vcpu *v = e->vcpu;
 	Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	char name[64];
-	bool is_new;
-	uint64_t uuid = find_track(p, track_key(kind, 0, vcpu_key(v)), &is_new);
 
-	if (!is_new)
-		return uuid;
-	vcpu_label(v, kind == TRACK_TSC_OFFSET ? "TSC offset" : "TSC multiplier", name,
-		   sizeof(name));
-	td.has_uuid = td.has_parent_uuid = true;
-	td.uuid = uuid;
-	td.parent_uuid = host_process_track(p, e->tep, vcpu_process(v));
+	if (!new_track(p, track_key(kind, 0, v->key), &td))
+		return td.uuid;
+	snprintf(name, sizeof(name), "vCPU %u %s%s", v->id,
+		 kind == TRACK_TSC_OFFSET ? "TSC offset" : "TSC multiplier",
+		 v->later_vm ? " (a later VM)" : "");
+	PB_SET(td, parent_uuid, host_process_track(p, v->process, v->process_comm));
 	td.name = name;
 	td.counter = &cd;
-	write_descriptor(p, 0, &td);
-	return uuid;
+	return write_descriptor(p, 0, &td);
 }
 
-static void write_counter(struct pf_sink *p, const struct merged_event *e,
+static void write_counter(struct pf_sink *p, const struct sink_event *e,
 			  enum track_kind kind, uint64_t value)
 {
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	uint64_t track = counter_track(p, e, kind);
 
-	te.has_type = te.has_counter_value = true;
-	te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
-	te.counter_value = (int64_t)value;
-	write_event(p, e, 0, track, &te, false);
+	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER);
+	PB_SET(te, counter_value, (int64_t)value);
+	write_event(p, e, track, &te, false);
 }
 
 /* The TSC values an event puts in force on its vCPU. */
-static void write_tsc_counters(struct pf_sink *p, const struct merged_event *e)
+static void host_event(struct pf_sink *p, const struct sink_event *e)
 {
-	const struct host_ev *ev = e->host;
+	uint64_t track = host_thread_track(p, e);
 
-	if (ev->kind == HOST_OFFSET || ev->kind == HOST_NESTED)
-		write_counter(p, e, TRACK_TSC_OFFSET, ev->next);
-	if (ev->kind == HOST_MULT)
-		write_counter(p, e, TRACK_TSC_MULT, ev->next);
-	else if (ev->kind == HOST_NESTED)
-		write_counter(p, e, TRACK_TSC_MULT, ev->mult);
-}
-
-static void host_event(struct pf_sink *p, const struct merged_event *e)
-{
-	int tid = tep_data_pid(e->tep, e->record);
-	uint64_t track = host_thread_track(p, e, tid);
-
-	if (e->vcpu && e->host->kind == HOST_ENTRY)
+	if (e->kvm == SINK_KVM_ENTRY)
 		write_slice(p, e, track, true);
 	/* A trace that begins inside a run has no begin for its first exit. */
-	if (e->vcpu && e->host->kind == HOST_EXIT && e->was_running)
+	if (e->kvm == SINK_KVM_EXIT && e->was_running)
 		write_slice(p, e, track, false);
-	if (e->vcpu)
-		write_tsc_counters(p, e);
-	write_instant(p, e, 0, track, NULL, 0);
+	/* The TSC values the event puts in force on its vCPU. */
+	if (e->sets_offset)
+		write_counter(p, e, TRACK_TSC_OFFSET, e->offset);
+	if (e->sets_mult)
+		write_counter(p, e, TRACK_TSC_MULT, e->mult);
+	write_instant(p, e, track, NULL, 0);
 }
 
-static void guest_event(struct pf_sink *p, const struct merged_event *e)
+static void guest_event(struct pf_sink *p, const struct sink_event *e)
 {
 	Perfetto__Protos__DebugAnnotation info = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	Perfetto__Protos__DebugAnnotation tsc = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	Perfetto__Protos__DebugAnnotation *args[] = { &info, &tsc };
 	unsigned int len;
 
-	info.has_name_iid = true;
-	info.name_iid = ANNOTATION_INFO;
-	info.string_value = (char *)info_text(p->info, e, &len);
-	tsc.has_name_iid = tsc.has_uint_value = true;
-	tsc.name_iid = ANNOTATION_GUEST_TSC;
-	tsc.uint_value = e->guest_ts;
-	write_instant(p, e, guest_machine(p, e->guest), guest_vcpu_track(p, e), args, 2);
+	PB_SET(info, name_iid, ANNOTATION_INFO);
+	info.string_value = (char *)sink_event_text(e, &len);
+	PB_SET(tsc, name_iid, ANNOTATION_GUEST_TSC);
+	PB_SET(tsc, uint_value, e->guest_ts);
+	write_instant(p, e, guest_vcpu_track(p, e), args, 2);
 }
 
-static void perfetto_event(void *priv, const struct merged_event *e)
+static void perfetto_event(void *priv, const struct sink_event *e)
 {
 	struct pf_sink *p = priv;
 
-	if (e->guest)
+	if (e->machine)
 		guest_event(p, e);
 	else
 		host_event(p, e);
@@ -556,4 +504,5 @@ static int perfetto_finish(void *priv)
 const struct sink_ops perfetto_sink_ops = {
 	.event = perfetto_event,
 	.finish = perfetto_finish,
+	.tasks = true,
 };

@@ -1,55 +1,128 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sinks.h: the sinks room: what the merged stream becomes: the text
- * timeline, Chrome JSON, Perfetto, the summary, and trace-cmd's time
- * sync options in copies of the inputs (sync.c). A sink changes nothing
- * of the model: it reads the events the merge hands it, and writes.
+ * timeline, Chrome JSON, Perfetto, and trace-cmd's time sync options in
+ * copies of the inputs (sync.c). A sink sees plain data only: the run as
+ * described before the merge (struct sink_desc) and each event as the merge
+ * hands it (struct sink_event), never the VMs, vCPUs or records behind them.
  */
 #ifndef TSC_MERGE_SINKS_H
 #define TSC_MERGE_SINKS_H
 
 #include <stdio.h>
 
-#include "merge/merge.h"
+#include "common.h"
+
+/* tracedat/tdfile.h's: only sync.c, which copies the files, opens one. */
+struct trace_file;
+
+/* A vCPU the host trace shows, as its counters and slices name it. */
+struct sink_vcpu {
+	unsigned int id;
+	uint64_t key;			/* its own number over every VM */
+	int process;			/* the VMM process that created it */
+	const char *process_comm;
+	bool later_vm;			/* its process had made a VM before */
+};
+
+/* A guest trace and the VM it is tied to. */
+struct sink_guest {
+	const char *name;		/* labels its events */
+	struct trace_file *file;
+	char label[128];		/* "VM NAME (COMM pid PID.GEN)" */
+	char vm_spec[32];		/* "@PID.GEN" */
+	unsigned int slot;		/* VM order, a VM's L1 guest before its L2 */
+	unsigned int vcpu_ids;		/* one past its VM's largest vCPU id */
+	int *cpu_threads;		/* the host thread per CPU; -1: none ran it */
+	int nr_cpus;
+};
+
+/* The run, fixed before the merge: read-only to the sinks. */
+struct sink_desc {
+	struct trace_file *host;
+	struct sink_guest *guests;	/* in command-line order */
+	int nr_guests;
+	struct sink_vcpu *vcpus;
+	unsigned int nr_vcpus;
+	unsigned int *vm_first;		/* merge/describe.c's index of @vcpus */
+};
+
+/* A host kvm_entry or kvm_exit of a known vCPU. */
+enum sink_kvm {
+	SINK_KVM_NONE,
+	SINK_KVM_ENTRY,
+	SINK_KVM_EXIT,
+};
+
+/* The merge's own: the event's record, its text formatted at most once. */
+struct event_text;
+
+/* One merged event, in host-time order. */
+struct sink_event {
+	uint64_t host_ts;		/* host TSC */
+	uint64_t guest_ts;		/* guest events: as recorded */
+	unsigned int machine;		/* 0: the host; 1 + n: guest n */
+	int cpu;
+	/* Looked up only for a sink whose ops ask for tasks. */
+	int pid;			/* the task, as its trace names it */
+	const char *comm;
+	int tgid;			/* host events: the task's process */
+	const char *process_comm;
+	int event_id;			/* in its trace; -1: no format */
+	const char *name;
+	const struct sink_vcpu *vcpu;	/* guest events; host KVM events */
+	enum sink_kvm kvm;
+	bool was_running;		/* host: the vCPU ran before this event */
+	bool sets_offset;		/* host: TSC values put in force */
+	bool sets_mult;
+	uint64_t offset;
+	uint64_t mult;
+	bool outside;
+	bool ambiguous;
+	struct event_text *text;
+};
+
+/* The info text of @e, NUL-terminated, valid while the sinks see @e. */
+const char *sink_event_text(const struct sink_event *e, unsigned int *len);
 
 /*
- * info.c: one cache serves every output, so that an event's text is
- * formatted once however many outputs show it; the sinks only borrow it.
+ * Output sinks, called in host-time order. @finish flushes and frees; a
+ * sink that keeps nothing to flush (its work done per event) has none.
+ * @tasks: the sink shows an event's task and process.
  */
-struct info_cache;
-struct info_cache *info_cache_new(void);
-void info_cache_free(struct info_cache *c);
-const char *info_text(struct info_cache *c, const struct merged_event *e, unsigned int *len);
+struct sink_ops {
+	void (*event)(void *sink, const struct sink_event *e);
+	int (*finish)(void *sink);
+	bool tasks;
+};
+
+struct sink {
+	const struct sink_ops *ops;
+	void *priv;
+};
 
 /* text.c */
 bool text_fields_valid(const char *fields);
 void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
-		    struct info_cache *info);
+		    const struct sink_desc *desc);
 extern const struct sink_ops text_sink_ops;
 
 /* json.c */
-void *json_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-		    struct info_cache *info);
+void *json_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz);
 extern const struct sink_ops json_sink_ops;
 
 /* perfetto.c */
-void *perfetto_sink_new(FILE *out, struct vm_table *vms, unsigned long tsc_khz,
-			struct guest *guests, int nr_guests, struct info_cache *info);
+void *perfetto_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz);
 extern const struct sink_ops perfetto_sink_ops;
 
 /* sync.c */
 struct sync_out;
 char *sync_copy_path(const char *dir, const char *input);
 struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
-			      struct trace_file *host, struct guest *guests, int nr_guests);
+			      const struct sink_desc *desc);
 int sync_write(struct sync_out *s);
 int sync_commit(struct sync_out *s);
 void sync_free(struct sync_out *s);
 extern const struct sink_ops sync_sink_ops;
-
-/* summary.c */
-void summary_print(FILE *out, const struct trace_file *host,
-		   struct vm_table *vms, const struct guest *guests,
-		   int nr_guests, const struct merge_stats *stats, unsigned long tsc_khz);
 
 #endif

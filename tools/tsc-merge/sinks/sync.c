@@ -49,6 +49,7 @@
 #include "runfiles.h"
 #include "sinks/sinks.h"
 #include "tracecmd-private.h"
+#include "tracedat/tdfile.h"
 
 #define SAMPLE_TIME_MAX INT64_MAX
 
@@ -78,7 +79,7 @@ struct sync_file {
 };
 
 struct sync_guest {
-	struct guest *g;
+	const struct sink_guest *g;
 	struct sync_file file;
 	struct sync_cpu *cpus;
 	int nr_cpus;
@@ -92,7 +93,6 @@ struct sync_out {
 	bool copying;
 	struct sync_file host;
 	const struct td_meta *host_meta;
-	struct guest *base;
 	struct sync_guest *guests;
 	int nr_guests;
 };
@@ -144,26 +144,26 @@ static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *p
 }
 
 /* libtracecmd gives an instance buffer's handle no time sync of its own. */
-static int check_guest_buffers(const struct guest *g)
+static int check_guest_buffers(const struct trace_file *f)
 {
 	int b;
 
-	for (b = 0; b < g->file.nr_buffers; b++) {
-		if (g->file.buffers[b] == g->file.handle)
+	for (b = 0; b < f->nr_buffers; b++) {
+		if (f->buffers[b] == f->handle)
 			continue;
 		fprintf(stderr, "%s: has events in buffer instance '%s', which trace-cmd's time sync does not shift; --sync-out needs the guest's events in the top-level buffer (trace-cmd record without -B)\n",
-			g->file.path, tracecmd_buffer_instance_name(g->file.handle, b));
+			f->path, tracecmd_buffer_instance_name(f->handle, b));
 		return -1;
 	}
 	return 0;
 }
 
-static int prepare_guest(struct sync_out *s, struct sync_guest *sg, struct guest *g)
+static int prepare_guest(struct sync_out *s, struct sync_guest *sg, const struct sink_guest *g)
 {
 	sg->g = g;
-	if (check_guest_buffers(g) || open_sync_file(s, &sg->file, g->file.path))
+	if (check_guest_buffers(g->file) || open_sync_file(s, &sg->file, g->file->path))
 		return -1;
-	sg->nr_cpus = tracecmd_cpus(g->file.handle);
+	sg->nr_cpus = g->nr_cpus;
 	sg->cpus = xcalloc(sg->nr_cpus, sizeof(*sg->cpus));
 	return 0;
 }
@@ -217,7 +217,7 @@ static void finish_copies(struct sync_out *s)
 }
 
 struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
-			      struct trace_file *host, struct guest *guests, int nr_guests)
+			      const struct sink_desc *desc)
 {
 	struct sync_out *s = xcalloc(1, sizeof(*s));
 	int i;
@@ -225,21 +225,20 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	s->dir = dir;
 	s->force = force;
 	s->max_error = max_error;
-	s->base = guests;
-	s->host_meta = &host->meta;
-	s->nr_guests = nr_guests;
-	s->guests = xcalloc(nr_guests, sizeof(*s->guests));
+	s->host_meta = &desc->host->meta;
+	s->nr_guests = desc->nr_guests;
+	s->guests = xcalloc(s->nr_guests, sizeof(*s->guests));
 	s->host.td.fd = s->host.fd = -1;
-	for (i = 0; i < nr_guests; i++)
+	for (i = 0; i < s->nr_guests; i++)
 		s->guests[i].file.td.fd = s->guests[i].file.fd = -1;
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
 		goto fail;
 	}
-	if (open_sync_file(s, &s->host, host->path))
+	if (open_sync_file(s, &s->host, desc->host->path))
 		goto fail;
-	for (i = 0; i < nr_guests; i++)
-		if (prepare_guest(s, &s->guests[i], &guests[i]))
+	for (i = 0; i < s->nr_guests; i++)
+		if (prepare_guest(s, &s->guests[i], &desc->guests[i]))
 			goto fail;
 	if (start_copies(s))
 		goto fail;
@@ -317,7 +316,7 @@ static void note_inexact(struct sync_cpu *c, uint64_t time, uint64_t error)
  * Guest events of one CPU come in their own order, so the samples are
  * appended in guest time; a new one only where host minus guest changes.
  */
-static void sync_event(void *priv, const struct merged_event *e)
+static void sync_event(void *priv, const struct sink_event *e)
 {
 	struct sync_out *s = priv;
 	struct sync_cpu *c;
@@ -325,9 +324,9 @@ static void sync_event(void *priv, const struct merged_event *e)
 	int64_t offset = (int64_t)(e->host_ts - e->guest_ts);
 	uint64_t time = e->guest_ts;
 
-	if (!e->guest)
+	if (!e->machine)
 		return;
-	c = &s->guests[e->guest - s->base].cpus[e->cpu];
+	c = &s->guests[e->machine - 1].cpus[e->cpu];
 	if (time > SAMPLE_TIME_MAX) {
 		note_inexact(c, time, UINT64_MAX);
 		return;
@@ -363,13 +362,11 @@ static int report_inexact(const struct sync_out *s)
 		for (c = 0; c < sg->nr_cpus; c++) {
 			const struct sync_cpu *sc = &sg->cpus[c];
 			bool too_far = sc->max_error > s->max_error;
-			char vm[32];
 
 			if (!sc->inexact)
 				continue;
-			guest_vm_spec(sg->g, vm, sizeof(vm));
 			fprintf(stderr, "%s: CPU %d (vCPU %d of VM %s): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync: ",
-				sg->g->file.path, c, c, vm,
+				sg->g->file->path, c, c, sg->g->vm_spec,
 				(unsigned long long)sc->inexact,
 				(unsigned long long)sc->first_bad,
 				(unsigned long long)sc->last_bad);
@@ -458,7 +455,7 @@ static void build_guest(struct td_options *o, const struct td_file *host,
 	td_opt_put(o, host, sg->nr_cpus, 4);
 	for (c = 0; c < sg->nr_cpus; c++) {
 		td_opt_put(o, host, c, 4);
-		td_opt_put(o, host, (uint32_t)guest_cpu_thread(sg->g, c), 4);
+		td_opt_put(o, host, (uint32_t)sg->g->cpu_threads[c], 4);
 	}
 	td_opt_end(o, host);
 }

@@ -46,7 +46,7 @@ struct text_sink {
 	unsigned long tsc_khz;
 	enum column cols[NR_COLUMNS * 2];
 	int nr_cols;
-	struct info_cache *info;
+	const struct sink_desc *desc;
 	struct line line;
 };
 
@@ -87,14 +87,14 @@ bool text_fields_valid(const char *fields)
 
 /* @fields passed text_fields_valid() when the options were read. */
 void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
-		    struct info_cache *info)
+		    const struct sink_desc *desc)
 {
 	struct text_sink *t = xcalloc(1, sizeof(*t));
 
 	parse_fields(t, fields);
 	t->out = out;
 	t->tsc_khz = tsc_khz;
-	t->info = info;
+	t->desc = desc;
 	return t;
 }
 
@@ -175,23 +175,21 @@ static void print_time(struct text_sink *t, uint64_t tsc)
 	put_number(&t->line, ns % 1000000000, 9, 9, false);
 }
 
-static void print_source(struct text_sink *t, const struct merged_event *e)
+static void print_source(struct text_sink *t, const struct sink_event *e)
 {
 	char buf[64];
 
-	if (!e->guest) {
+	if (!e->machine) {
 		put_string(&t->line, "host", 10, true);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%s:%d%s%s", e->guest->name, e->cpu,
+	snprintf(buf, sizeof(buf), "%s:%d%s%s", t->desc->guests[e->machine - 1].name, e->cpu,
 		 e->outside ? "!" : "", e->ambiguous ? "?" : "");
 	put_string(&t->line, buf, 10, true);
 }
 
-static void print_column(struct text_sink *t, enum column col,
-			 const struct merged_event *e, int pid)
+static void print_column(struct text_sink *t, enum column col, const struct sink_event *e)
 {
-	const char *name = e->event ? e->event->name : "unknown";
 	struct line *l = &t->line;
 	unsigned int len;
 	const char *info;
@@ -209,26 +207,26 @@ static void print_column(struct text_sink *t, enum column col,
 		put_chars(l, "]", 1);
 		break;
 	case COL_TASK:
-		put_string(l, tep_data_comm_from_pid(e->tep, pid), 16, false);
+		put_string(l, e->comm, 16, false);
 		put_chars(l, "-", 1);
-		put_signed(l, pid, 7, true);
+		put_signed(l, e->pid, 7, true);
 		break;
 	case COL_COMM:
-		put_string(l, tep_data_comm_from_pid(e->tep, pid), 0, false);
+		put_string(l, e->comm, 0, false);
 		break;
 	case COL_PID:
-		put_signed(l, pid, 0, false);
+		put_signed(l, e->pid, 0, false);
 		break;
 	case COL_EVENT:
-		put_string(l, name, 0, false);
+		put_string(l, e->name, 0, false);
 		put_chars(l, ":", 1);
 		break;
 	case COL_INFO:
-		info = info_text(t->info, e, &len);
+		info = sink_event_text(e, &len);
 		put_chars(l, info, len);
 		break;
 	case COL_GUEST_TS:
-		if (e->guest)
+		if (e->machine)
 			put_number(l, e->guest_ts, 1, 20, false);
 		else
 			put_string(l, "-", 20, false);
@@ -238,16 +236,16 @@ static void print_column(struct text_sink *t, enum column col,
 	}
 }
 
-static void text_event(void *priv, const struct merged_event *e)
+static void text_event(void *priv, const struct sink_event *e)
 {
 	struct text_sink *t = priv;
-	int i, pid = tep_data_pid(e->tep, e->record);
+	int i;
 
 	t->line.len = 0;
 	for (i = 0; i < t->nr_cols; i++) {
 		if (i)
 			put_chars(&t->line, " ", 1);
-		print_column(t, t->cols[i], e, pid);
+		print_column(t, t->cols[i], e);
 	}
 	put_chars(&t->line, "\n", 1);
 	fwrite(t->line.buf, 1, t->line.len, t->out);
@@ -266,4 +264,5 @@ static int text_finish(void *priv)
 const struct sink_ops text_sink_ops = {
 	.event = text_event,
 	.finish = text_finish,
+	.tasks = true,
 };

@@ -17,15 +17,13 @@
 
 set -u
 
-TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
-TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
-readonly TESTS_DIR TOP_DIR
-readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
+# shellcheck source-path=SCRIPTDIR source=dirs.sh
+. "$(dirname "$0")/dirs.sh"
 readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
-readonly REGRESSIONS=$TESTS_DIR/../fuzz/regressions
-readonly SEEDS=$TESTS_DIR/../fuzz/seeds
+readonly REGRESSIONS=$FUZZ_SRC/regressions
+readonly SEEDS=$FUZZ_SRC/seeds
 # Leaks of the libraries' own error paths are theirs (fuzz/README).
-readonly LSAN_SUPPRESSIONS=$TESTS_DIR/../fuzz/lsan.supp
+readonly LSAN_SUPPRESSIONS=$FUZZ_SRC/lsan.supp
 # Every saved input ends in under a second under ASan now that the sizes
 # are checked before libtracecmd reads a file; some of them used to loop.
 readonly TIME_LIMIT=10
@@ -34,7 +32,7 @@ readonly TIME_LIMIT=10
 . "$TESTS_DIR/tap.sh"
 
 # shellcheck source-path=SCRIPTDIR source=../fuzz/roles.sh
-. "$TESTS_DIR/../fuzz/roles.sh"
+. "$FUZZ_SRC/roles.sh"
 
 # replay ROLE FILE: one result.
 replay()

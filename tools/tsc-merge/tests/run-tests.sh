@@ -14,11 +14,8 @@
 
 set -u
 
-TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
-readonly TESTS_DIR
-TOP_DIR=$(cd "$TESTS_DIR/../../.." && pwd)
-readonly TOP_DIR
-readonly BIN_DIR=${1:-$TOP_DIR/build/tools}
+# shellcheck source-path=SCRIPTDIR source=dirs.sh
+. "$(dirname "$0")/dirs.sh"
 readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly UNIT=$BIN_DIR/unit
@@ -244,35 +241,32 @@ test_outside()
 	tap_result $? "an event outside every run interval is marked '!', counted, and exits 3"
 }
 
+# Files the tool refuses, each by name: per line the run's name, its host
+# and guest files (in $WORK), the message (a grep pattern, after
+# "$WORK/"), and what the test shows.
 test_bad_files()
 {
+	local name host guest message what
+
 	head -c 6000 "$WORK/step-guest.dat" >"$WORK/cut.dat"
-	merge cut -H "$WORK/step-host.dat" -g "$WORK/cut.dat"
-	expect_error "$WORK/cut.dat: a trace.dat file, but cut short or damaged"
-	tap_result $? "a truncated guest file: the error names the file and the problem"
 	echo "not a trace" >"$WORK/text.dat"
-	merge text -H "$WORK/text.dat" -g "$WORK/step-guest.dat"
-	expect_error "$WORK/text.dat: not a trace-cmd trace.dat file"
-	tap_result $? "a host file that is not a trace: the error names it"
 	: >"$WORK/empty.dat"
-	merge empty -H "$WORK/step-host.dat" -g "$WORK/empty.dat"
-	expect_error "$WORK/empty.dat: empty file"
-	tap_result $? "an empty file is refused by name"
 	{ echo "clock local"; mark 0 150 x; } | mktrace local-guest
-	merge local -H "$WORK/step-host.dat" -g "$WORK/local-guest.dat"
-	expect_error "$WORK/local-guest.dat: recorded with the 'local' trace clock, not x86-tsc"
-	tap_result $? "a guest not using x86-tsc is refused by name"
 	{ echo "comm 1000 qemu"; run 1000 0 100 200; } | mktrace notsc-host
-	merge notsc -H "$WORK/notsc-host.dat" -g "$WORK/step-guest.dat"
-	expect_error "$WORK/notsc-host.dat: nothing tells the TSC offset of vCPU 0 of VM @1000.1: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways"
-	tap_result $? "a host trace with nothing that tells a vCPU's offset is refused by name, with the three recipes"
-	merge missing -H "$WORK/step-host.dat" -g "$WORK/nothere.dat"
-	expect_error "$WORK/nothere.dat: No such file or directory"
-	tap_result $? "a missing file is named"
 	{ mark 0 150 a; mark 1 160 b; } | mktrace twocpu-guest
-	merge novcpu -H "$WORK/step-host.dat" -g "$WORK/twocpu-guest.dat@1000"
-	expect_error "$WORK/twocpu-guest.dat: CPU 1 has events, but the VM has no vCPU with that id"
-	tap_result $? "a guest CPU the VM has no vCPU for is refused before merging"
+	while IFS='|' read -r -u 3 name host guest message what; do
+		merge "$name" -H "$WORK/$host" -g "$WORK/$guest"
+		expect_error "$WORK/$message"
+		tap_result $? "$what"
+	done 3<<'EOF'
+cut|step-host.dat|cut.dat|cut.dat: a trace.dat file, but cut short or damaged|a truncated guest file: the error names the file and the problem
+text|text.dat|step-guest.dat|text.dat: not a trace-cmd trace.dat file|a host file that is not a trace: the error names it
+empty|step-host.dat|empty.dat|empty.dat: empty file|an empty file is refused by name
+local|step-host.dat|local-guest.dat|local-guest.dat: recorded with the 'local' trace clock, not x86-tsc|a guest not using x86-tsc is refused by name
+notsc|notsc-host.dat|step-guest.dat|notsc-host.dat: nothing tells the TSC offset of vCPU 0 of VM @1000.1: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways|a host trace with nothing that tells a vCPU's offset is refused by name, with the three recipes
+missing|step-host.dat|nothere.dat|nothere.dat: No such file or directory|a missing file is named
+novcpu|step-host.dat|twocpu-guest.dat@1000|twocpu-guest.dat: CPU 1 has events, but the VM has no vCPU with that id|a guest CPU the VM has no vCPU for is refused before merging
+EOF
 }
 
 # A failed or refused run writes nothing and changes no input.

@@ -159,11 +159,28 @@ static struct tracecmd_input *open_raw(const char *path)
 	return h;
 }
 
+/*
+ * The file's structure, checked before libtracecmd reads it, and what
+ * trace-cmd's options say: one open, its header read once.
+ */
+static int read_structure(struct trace_file *tf)
+{
+	struct td_file f;
+	int ret;
+
+	if (td_open_header(&f, tf->path))
+		return -1;
+	ret = td_check_sizes(&f) || td_read_meta(&f, &tf->meta);
+	tf->data_bytes = f.data_bytes;
+	td_close(&f);
+	return ret ? -1 : 0;
+}
+
 int trace_file_open(struct trace_file *tf, const char *path)
 {
 	memset(tf, 0, sizeof(*tf));
 	tf->path = path;
-	if (check_readable(path) || td_check_sizes(path, &tf->data_bytes) || td_read_meta(path, &tf->meta))
+	if (check_readable(path) || read_structure(tf))
 		return -1;
 	tf->handle = open_raw(path);
 	if (!tf->handle) {

@@ -718,18 +718,10 @@ static int check_v6(struct td_file *f)
 	return ret ? -1 : 0;
 }
 
-/* *@data_bytes: the CPU data the file holds, in all its buffers. */
-int td_check_sizes(const char *path, uint64_t *data_bytes)
+/* @f opened by td_open_header(); f->data_bytes: the CPU data it holds. */
+int td_check_sizes(struct td_file *f)
 {
-	struct td_file f;
-	int ret;
-
-	if (td_open_header(&f, path))
+	if (check_page_size(f))
 		return -1;
-	ret = check_page_size(&f);
-	if (!ret)
-		ret = f.version == 6 ? check_v6(&f) : check_v7(&f);
-	*data_bytes = f.data_bytes;
-	td_close(&f);
-	return ret;
+	return f->version == 6 ? check_v6(f) : check_v7(f);
 }

@@ -66,7 +66,8 @@ struct td_meta {
 	struct td_time_shift *shift;	/* the TIME_SHIFT libtracecmd would use */
 };
 
-int td_read_meta(const char *path, struct td_meta *m);
+struct td_file;
+int td_read_meta(const struct td_file *f, struct td_meta *m);
 void td_meta_free(struct td_meta *m);
 unsigned long td_meta_tsc_khz(const struct td_meta *m);
 uint64_t td_shift_apply(const struct td_time_shift *s, unsigned int cpu, uint64_t ts);
@@ -176,7 +177,7 @@ void td_open_block(struct td_file *block, const struct td_file *f, const unsigne
 		   uint64_t len);
 
 /* tdcheck.c */
-int td_check_sizes(const char *path, uint64_t *data_bytes);
+int td_check_sizes(struct td_file *f);
 
 /* fmtcheck.c */
 const char *format_unprintable_byte(const char *text, size_t size);

@@ -250,21 +250,16 @@ static int read_option(struct td_file *f, unsigned int id, const unsigned char *
 }
 
 /*
- * The options of a version 7 file; a version 6 file keeps its options
- * where the walker does not go, and gives none.
+ * The options of a version 7 file @f, opened and checked; a version 6 file
+ * keeps its options where the walker does not go, and gives none. The walk
+ * goes on a copy of @f, which holds the meta beside it.
  */
-int td_read_meta(const char *path, struct td_meta *m)
+int td_read_meta(const struct td_file *f, struct td_meta *m)
 {
-	struct meta_walk w = { .m = m };
-	int ret = 0;
+	struct meta_walk w = { .f = *f, .m = m };
 
 	memset(m, 0, sizeof(*m));
-	if (td_open_header(&w.f, path))
-		return -1;
-	if (w.f.version == 7)
-		ret = td_walk_options(&w.f, read_option);
-	td_close(&w.f);
-	return ret;
+	return f->version == 7 ? td_walk_options(&w.f, read_option) : 0;
 }
 
 void td_meta_free(struct td_meta *m)

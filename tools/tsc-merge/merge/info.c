@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinks/sinks.h"
+#include "merge/merge.h"
 
 #define INFO_SLOTS	4096
 #define INFO_MAX_KEY	128		/* longer records are not remembered */
@@ -59,7 +59,7 @@ void info_cache_free(struct info_cache *c)
 }
 
 /* Format with libtraceevent; a trace_marker text's own newline goes. */
-static const char *format_info(struct info_cache *c, const struct merged_event *e,
+static const char *format_info(struct info_cache *c, const struct event_text *e,
 			       unsigned int *len)
 {
 	trace_seq_reset(&c->seq);
@@ -76,7 +76,8 @@ static const char *format_info(struct info_cache *c, const struct merged_event *
 }
 
 /* The info text of @e, NUL-terminated, valid until the next call. */
-const char *info_text(struct info_cache *c, const struct merged_event *e, unsigned int *len)
+static const char *info_text(struct info_cache *c, const struct event_text *e,
+			     unsigned int *len)
 {
 	struct tep_handle *tep = e->tep;
 	struct tep_record *r = e->record;
@@ -109,4 +110,15 @@ const char *info_text(struct info_cache *c, const struct merged_event *e, unsign
 	s->text_len = *len;
 	memcpy(s->text, text, *len + 1);
 	return s->text;
+}
+
+/* The first sink that shows the text formats it; the others borrow it. */
+const char *sink_event_text(const struct sink_event *e, unsigned int *len)
+{
+	struct event_text *t = e->text;
+
+	if (!t->text)
+		t->text = info_text(t->cache, t, &t->len);
+	*len = t->len;
+	return t->text;
 }

@@ -4,7 +4,7 @@
  * multipliers in force with the host time and event that set them, run
  * and event counts, and the guest events outside every host run interval.
  */
-#include "sinks/sinks.h"
+#include "merge/merge.h"
 
 static void print_step(FILE *out, const struct tsc_step *s)
 {
