@@ -349,11 +349,10 @@ static int check_files(const struct options *o)
 	return ret;
 }
 
+enum { OUT_TIMELINE, OUT_JSON, OUT_PERFETTO, OUT_SUMMARY, NR_OUTFILES };
+
 struct outputs {
-	struct outfile timeline;
-	struct outfile json;
-	struct outfile perfetto;
-	struct outfile summary;
+	struct outfile files[NR_OUTFILES];	/* indexed by OUT_* */
 	struct sync_out *sync;
 	struct sink_desc *desc;		/* the run as every sink sees it */
 	struct sink sinks[4];
@@ -378,43 +377,53 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 		add_sink(out, &sync_sink_ops, out->sync);
 	}
 	if (o->timeline) {
-		if (outfile_open(&out->timeline, timeline_path(o)))
+		if (outfile_open(&out->files[OUT_TIMELINE], timeline_path(o)))
 			return -1;
-		add_sink(out, &text_sink_ops, text_sink_new(out->timeline.f, o->fields, o->tsc_khz,
+		add_sink(out, &text_sink_ops, text_sink_new(out->files[OUT_TIMELINE].f, o->fields, o->tsc_khz,
 							    out->desc));
 	}
 	if (o->json) {
-		if (outfile_open(&out->json, o->json))
+		if (outfile_open(&out->files[OUT_JSON], o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(out->json.f, out->desc, o->file_khz));
+		add_sink(out, &json_sink_ops, json_sink_new(out->files[OUT_JSON].f, out->desc, o->file_khz));
 	}
 	if (o->perfetto) {
-		if (outfile_open(&out->perfetto, o->perfetto))
+		if (outfile_open(&out->files[OUT_PERFETTO], o->perfetto))
 			return -1;
-		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->perfetto.f, out->desc,
+		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->files[OUT_PERFETTO].f, out->desc,
 								    o->file_khz));
 	}
-	if (o->summary && outfile_open(&out->summary, o->summary))
+	if (o->summary && outfile_open(&out->files[OUT_SUMMARY], o->summary))
 		return -1;
 	return 0;
 }
 
 static void abort_outputs(struct outputs *out)
 {
-	outfile_abort(&out->timeline);
-	outfile_abort(&out->json);
-	outfile_abort(&out->perfetto);
-	outfile_abort(&out->summary);
+	int i;
+
+	for (i = 0; i < NR_OUTFILES; i++)
+		outfile_abort(&out->files[i]);
 }
 
+/*
+ * Every output is flushed before any is put in place, so a write that
+ * failed (a full disk) leaves all the paths as they were.
+ */
 static int commit_outputs(struct outputs *out)
 {
-	if (outfile_commit(&out->timeline) || outfile_commit(&out->json) ||
-	    outfile_commit(&out->perfetto) || outfile_commit(&out->summary)) {
-		abort_outputs(out);
-		return -1;
-	}
+	int i;
+
+	for (i = 0; i < NR_OUTFILES; i++)
+		if (outfile_flush(&out->files[i]))
+			goto fail;
+	for (i = 0; i < NR_OUTFILES; i++)
+		if (outfile_commit(&out->files[i]))
+			goto fail;
 	return 0;
+fail:
+	abort_outputs(out);
+	return -1;
 }
 
 /*
@@ -429,8 +438,8 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	for (i = 0; i < out->nr_sinks; i++)
 		if (out->sinks[i].ops->finish && out->sinks[i].ops->finish(out->sinks[i].priv))
 			ret = -1;
-	if (!ret && out->summary.f)
-		summary_print(out->summary.f, host, vms, o->guests, o->nr_guests, stats,
+	if (!ret && out->files[OUT_SUMMARY].f)
+		summary_print(out->files[OUT_SUMMARY].f, host, vms, o->guests, o->nr_guests, stats,
 			      o->file_khz);
 	if (!ret && out->sync && sync_write(out->sync))
 		ret = -1;

@@ -88,13 +88,22 @@ int outfile_open(struct outfile *o, const char *path)
 	return 0;
 }
 
-static int close_stream(FILE *f)
+static int write_failed(struct outfile *o)
 {
-	int ret = fflush(f) || ferror(f);
+	fprintf(stderr, "kvm-tsc-merge: writing %s failed: %s\n", o->path, strerror(errno));
+	outfile_abort(o);
+	return -1;
+}
 
-	if (f != stdout && fclose(f))
-		ret = 1;
-	return ret;
+/*
+ * Whether all that the sinks wrote reached the output: a sink writes and
+ * checks nothing, and a failed write is reported here, naming the output.
+ */
+int outfile_flush(struct outfile *o)
+{
+	if (!o->f || (!fflush(o->f) && !ferror(o->f)))
+		return 0;
+	return write_failed(o);
 }
 
 /* Flush and close; a temporary file takes the path's place. */
@@ -102,14 +111,13 @@ int outfile_commit(struct outfile *o)
 {
 	FILE *f = o->f;
 
+	if (outfile_flush(o))
+		return -1;
 	if (!f)
 		return 0;
 	o->f = NULL;
-	if (close_stream(f)) {
-		fprintf(stderr, "kvm-tsc-merge: writing %s failed: %s\n", o->path, strerror(errno));
-		outfile_abort(o);
-		return -1;
-	}
+	if (f != stdout && fclose(f))
+		return write_failed(o);
 	if (o->tmp && rename(o->tmp, o->target)) {
 		fprintf(stderr, "kvm-tsc-merge: %s: %s\n", o->path, strerror(errno));
 		outfile_abort(o);

@@ -20,6 +20,7 @@ struct outfile {
 
 int create_temp_beside(const char *path, char **tmp);
 int outfile_open(struct outfile *o, const char *path);
+int outfile_flush(struct outfile *o);
 int outfile_commit(struct outfile *o);
 void outfile_abort(struct outfile *o);
 

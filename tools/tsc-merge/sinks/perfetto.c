@@ -487,7 +487,7 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 static int perfetto_finish(void *priv)
 {
 	struct pf_sink *p = priv;
-	int ret = fflush(p->out) || ferror(p->out) ? -1 : 0;
+	int ret = 0;
 
 	if (p->full) {
 		fprintf(stderr, "kvm-tsc-merge: more than %d tracks or %d event names: the Perfetto trace is incomplete\n",

@@ -86,8 +86,9 @@ struct sink_event {
 const char *sink_event_text(const struct sink_event *e, unsigned int *len);
 
 /*
- * Output sinks, called in host-time order. @finish flushes and frees; a
- * sink that keeps nothing to flush (its work done per event) has none.
+ * Output sinks, called in host-time order. @finish completes the format
+ * and frees; the output file's owner (main.c, outfile.c) checks the writes.
+ * A sink that keeps nothing to complete (its work done per event) has none.
  * @tasks: the sink shows an event's task and process.
  */
 struct sink_ops {
