@@ -7,6 +7,7 @@
 #ifndef TSC_MERGE_COMMON_H
 #define TSC_MERGE_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,10 @@ static inline unsigned __int128 tsc_to_ns(uint64_t ticks, unsigned long tsc_khz)
 /* alloc.c */
 void *xrealloc(void *p, size_t n, size_t size);
 void *xcalloc(size_t n, size_t size);
+
+/* msg.c: "WHO: WHAT: MESSAGE" on stderr; @what may be NULL */
+void vreport(const char *who, const char *what, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* hash.c */
 size_t hash_slot(uint64_t seed, const void *data, size_t len, size_t slots);

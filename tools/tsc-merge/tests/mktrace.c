@@ -44,6 +44,7 @@
 #include <event-parse.h>
 #include <trace-cmd.h>
 
+#include "../common.h"
 #include "../tracecmd-private.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -129,15 +130,14 @@ static void remove_workdir(void)
 /* Report an error, naming the spec line being read, and leave no OUT.dat. */
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
 {
+	char where[PATH_MAX + 32];
 	va_list ap;
 
-	fprintf(stderr, "mktrace: ");
 	if (spec_line)
-		fprintf(stderr, "%s:%lu: ", spec_name, spec_line);
+		snprintf(where, sizeof(where), "%s:%lu", spec_name, spec_line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport("mktrace", spec_line ? where : NULL, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (out_path)
 		unlink(out_path);
 	exit(1);

@@ -35,11 +35,9 @@ int td_damaged(const struct td_file *f, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: a trace.dat file, but cut short or damaged: ", f->path);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(f->path, "a trace.dat file, but cut short or damaged", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 
