@@ -10,7 +10,15 @@
 #include "merge/merge.h"
 #include "tracecmd-private.h"
 
-static void describe_guest(struct sink_guest *sg, struct guest *g)
+static int guest_cpus(struct guest *g)
+{
+	int n = tracecmd_cpus(g->file.handle);
+
+	return n > 0 ? n : 0;
+}
+
+/* Its CPUs' host threads go to @threads; returns what follows them. */
+static int *describe_guest(struct sink_guest *sg, struct guest *g, int *threads)
 {
 	int c;
 
@@ -20,10 +28,11 @@ static void describe_guest(struct sink_guest *sg, struct guest *g)
 	guest_vm_spec(g, sg->vm_spec, sizeof(sg->vm_spec));
 	sg->slot = guest_slot(g);
 	sg->vcpu_ids = guest_vcpu_ids(g);
-	sg->nr_cpus = tracecmd_cpus(g->file.handle);
-	sg->cpu_threads = xcalloc(sg->nr_cpus > 0 ? sg->nr_cpus : 1, sizeof(int));
+	sg->nr_cpus = guest_cpus(g);
+	sg->cpu_threads = threads;
 	for (c = 0; c < sg->nr_cpus; c++)
 		sg->cpu_threads[c] = guest_cpu_thread(g, c);
+	return threads + sg->nr_cpus;
 }
 
 static void describe_vm(struct sink_desc *d, const struct vm *vm, struct tep_handle *tep)
@@ -44,40 +53,49 @@ static void describe_vm(struct sink_desc *d, const struct vm *vm, struct tep_han
 	}
 }
 
+/*
+ * The description is one allocation: the struct, then its guests, its
+ * vCPUs, their index and the guests' CPU threads, each part aligned as
+ * the one before it is, so describe_free() is one free().
+ */
+_Static_assert(_Alignof(struct sink_guest) <= _Alignof(struct sink_desc) &&
+	       _Alignof(struct sink_vcpu) <= _Alignof(struct sink_guest) &&
+	       _Alignof(unsigned int) <= _Alignof(struct sink_vcpu) &&
+	       _Alignof(int) <= _Alignof(unsigned int), "describe_run()'s block");
+
 struct sink_desc *describe_run(struct trace_file *host, struct guest *guests,
 			       int nr_guests, const struct vm_table *vms)
 {
-	struct sink_desc *d = xcalloc(1, sizeof(*d));
 	struct tep_handle *tep = tracecmd_get_tep(host->handle);
-	unsigned int i, nr_vcpus = 0;
+	unsigned int i, nr_vms = vm_table_count(vms), nr_vcpus = 0;
+	size_t nr_threads = 0;
+	struct sink_desc *d;
+	int *threads;
 	int g;
 
+	/* A slot per vCPU id of each VM, holes too: found by id, not searched. */
+	for (i = 0; i < nr_vms; i++)
+		nr_vcpus += vm_table_get(vms, i)->nr_vcpus;
+	for (g = 0; g < nr_guests; g++)
+		nr_threads += guest_cpus(&guests[g]);
+	d = xcalloc(1, sizeof(*d) + nr_guests * sizeof(*d->guests) +
+		    (nr_vcpus + 1) * sizeof(*d->vcpus) + (nr_vms + 1) * sizeof(*d->vm_first) +
+		    nr_threads * sizeof(int));
 	d->host = host;
 	d->nr_guests = nr_guests;
-	d->guests = xcalloc(nr_guests, sizeof(*d->guests));
+	d->guests = (struct sink_guest *)(d + 1);
+	d->vcpus = (struct sink_vcpu *)(d->guests + nr_guests);
+	d->vm_first = (unsigned int *)(d->vcpus + nr_vcpus + 1);
+	threads = (int *)(d->vm_first + nr_vms + 1);
 	for (g = 0; g < nr_guests; g++)
-		describe_guest(&d->guests[g], &guests[g]);
-	/* A slot per vCPU id of each VM, holes too: found by id, not searched. */
-	for (i = 0; i < vm_table_count(vms); i++)
-		nr_vcpus += vm_table_get(vms, i)->nr_vcpus;
-	d->vcpus = xcalloc(nr_vcpus + 1, sizeof(*d->vcpus));
-	d->vm_first = xcalloc(vm_table_count(vms) + 1, sizeof(*d->vm_first));
-	for (i = 0; i < vm_table_count(vms); i++)
+		threads = describe_guest(&d->guests[g], &guests[g], threads);
+	for (i = 0; i < nr_vms; i++)
 		describe_vm(d, vm_table_get(vms, i), tep);
 	return d;
 }
 
 void describe_free(struct sink_desc *d)
 {
-	int g;
-
-	if (!d)
-		return;
-	for (g = 0; g < d->nr_guests; g++)
-		free(d->guests[g].cpu_threads);
-	free(d->guests);
-	free(d->vcpus);
-	free(d->vm_first);
 	free(d);
 }
 
