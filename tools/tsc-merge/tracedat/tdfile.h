@@ -20,7 +20,7 @@
 
 /* tdmeta.c: what trace-cmd's own options say of a file's time and guests */
 struct td_guest_map {			/* a GUEST option of a host file */
-	char *name;
+	const char *name;		/* in @tids' allocation, after them */
 	uint64_t trace_id;
 	unsigned int nr_cpus;
 	int *tids;			/* host thread per guest CPU; -1: none */
@@ -46,7 +46,7 @@ struct td_time_shift {
 };
 
 struct td_buffer {			/* a version 7 BUFFER option */
-	char *name;			/* "": the top-level buffer */
+	const char *name;		/* in @payload; "": the top-level buffer */
 	unsigned char *payload;		/* the option's bytes */
 	uint32_t len;
 	uint32_t name_end;		/* payload offset just past the name's NUL */

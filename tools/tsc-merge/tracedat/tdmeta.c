@@ -73,10 +73,11 @@ static int read_guest(struct td_file *f, const unsigned char *data, uint32_t len
 				  (unsigned long long)n, c.left);
 	m->guests = xrealloc(m->guests, m->nr_guests + 1, sizeof(*m->guests));
 	g = &m->guests[m->nr_guests++];
-	g->name = strndup((const char *)data, nul - data);
 	g->trace_id = id;
 	g->nr_cpus = n;
-	g->tids = xcalloc(n ? n : 1, sizeof(*g->tids));
+	/* The name after the tids, in one allocation: td_meta_free() frees @tids. */
+	g->tids = xcalloc(1, n * sizeof(*g->tids) + (nul - data) + 1);
+	g->name = memcpy(g->tids + n, data, nul - data);
 	for (i = 0; i < n; i++)
 		g->tids[i] = -1;
 	for (i = 0; i < n; i++) {
@@ -204,11 +205,11 @@ static int read_buffer(struct td_file *f, const unsigned char *data, uint32_t le
 	m->buffers = xrealloc(m->buffers, m->nr_buffers + 1, sizeof(*m->buffers));
 	b = &m->buffers[m->nr_buffers++];
 	memset(b, 0, sizeof(*b));
-	b->name = strdup((const char *)name);
 	b->name_end = clock - data;
 	b->at = f->option_at;
 	b->payload = xcalloc(len, 1);
 	memcpy(b->payload, data, len);
+	b->name = (const char *)b->payload + (name - data);
 	b->len = len;
 	clock += strlen((const char *)clock) + 1;
 	if (end - clock >= 8) {
@@ -266,15 +267,11 @@ void td_meta_free(struct td_meta *m)
 {
 	unsigned int i;
 
-	for (i = 0; i < m->nr_guests; i++) {
-		free(m->guests[i].name);
+	for (i = 0; i < m->nr_guests; i++)
 		free(m->guests[i].tids);
-	}
 	free(m->guests);
-	for (i = 0; i < m->nr_buffers; i++) {
-		free(m->buffers[i].name);
+	for (i = 0; i < m->nr_buffers; i++)
 		free(m->buffers[i].payload);
-	}
 	free(m->buffers);
 	free_shift(m->shift);
 	memset(m, 0, sizeof(*m));
