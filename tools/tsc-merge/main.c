@@ -398,34 +398,6 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 	return 0;
 }
 
-static void abort_outputs(struct outputs *out)
-{
-	int i;
-
-	for (i = 0; i < NR_OUTFILES; i++)
-		outfile_abort(&out->files[i]);
-}
-
-/*
- * Every output is flushed before any is put in place, so a write that
- * failed (a full disk) leaves all the paths as they were.
- */
-static int commit_outputs(struct outputs *out)
-{
-	int i;
-
-	for (i = 0; i < NR_OUTFILES; i++)
-		if (outfile_flush(&out->files[i]))
-			goto fail;
-	for (i = 0; i < NR_OUTFILES; i++)
-		if (outfile_commit(&out->files[i]))
-			goto fail;
-	return 0;
-fail:
-	abort_outputs(out);
-	return -1;
-}
-
 /*
  * Finish every sink; only a run that succeeded puts its outputs in place,
  * and a failed one leaves the paths the user named as they were.
@@ -444,8 +416,8 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 	if (!ret && out->sync && sync_write(out->sync))
 		ret = -1;
 	if (ret)
-		abort_outputs(out);
-	else if (commit_outputs(out) || (out->sync && sync_commit(out->sync)))
+		outfiles_abort(out->files, NR_OUTFILES);
+	else if (outfiles_commit(out->files, NR_OUTFILES) || (out->sync && sync_commit(out->sync)))
 		ret = -1;
 	sync_free(out->sync);
 	describe_free(out->desc);

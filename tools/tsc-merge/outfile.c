@@ -35,11 +35,20 @@ int create_temp_beside(const char *path, char **tmp)
 	fprintf(stderr, "%s: %s\n", *tmp, strerror(errno));
 	if (fd >= 0) {
 		close(fd);
-		unlink(*tmp);
+		remove_temp(tmp);
 	}
 	free(*tmp);
 	*tmp = NULL;
 	return -1;
+}
+
+/* Remove and forget a file create_temp_beside() made; NULL: none. */
+void remove_temp(char **tmp)
+{
+	if (*tmp)
+		unlink(*tmp);
+	free(*tmp);
+	*tmp = NULL;
 }
 
 /*
@@ -99,7 +108,7 @@ static int write_failed(struct outfile *o)
  * Whether all that the sinks wrote reached the output: a sink writes and
  * checks nothing, and a failed write is reported here, naming the output.
  */
-int outfile_flush(struct outfile *o)
+static int outfile_flush(struct outfile *o)
 {
 	if (!o->f || (!fflush(o->f) && !ferror(o->f)))
 		return 0;
@@ -135,9 +144,35 @@ void outfile_abort(struct outfile *o)
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	o->f = NULL;
-	if (o->tmp)
-		unlink(o->tmp);
-	free(o->tmp);
+	remove_temp(&o->tmp);
 	free(o->target);
-	o->tmp = o->target = NULL;
+	o->target = NULL;
+}
+
+/*
+ * A run's outputs are all flushed before any is put in place, so a write
+ * that failed (a full disk) leaves every path as it was.
+ */
+int outfiles_commit(struct outfile *o, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (outfile_flush(&o[i]))
+			goto fail;
+	for (i = 0; i < nr; i++)
+		if (outfile_commit(&o[i]))
+			goto fail;
+	return 0;
+fail:
+	outfiles_abort(o, nr);
+	return -1;
+}
+
+void outfiles_abort(struct outfile *o, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		outfile_abort(&o[i]);
 }

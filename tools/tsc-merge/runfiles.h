@@ -19,10 +19,12 @@ struct outfile {
 };
 
 int create_temp_beside(const char *path, char **tmp);
+void remove_temp(char **tmp);
 int outfile_open(struct outfile *o, const char *path);
-int outfile_flush(struct outfile *o);
 int outfile_commit(struct outfile *o);
 void outfile_abort(struct outfile *o);
+int outfiles_commit(struct outfile *o, int nr);
+void outfiles_abort(struct outfile *o, int nr);
 
 /* pathcheck.c: a file the run reads or writes, as the user named it */
 struct run_file {

@@ -253,9 +253,7 @@ static void free_file(struct sync_file *f)
 	td_close(&f->td);
 	if (f->fd >= 0)
 		close(f->fd);
-	if (f->tmp)
-		unlink(f->tmp);
-	free(f->tmp);
+	remove_temp(&f->tmp);
 	free(f->out);
 }
 
