@@ -149,10 +149,10 @@ static int check_guest_buffers(const struct trace_file *f)
 	int b;
 
 	for (b = 0; b < f->nr_buffers; b++) {
-		if (f->buffers[b] == f->handle)
+		if (!f->buffer_names[b])
 			continue;
 		fprintf(stderr, "%s: has events in buffer instance '%s', which trace-cmd's time sync does not shift; --sync-out needs the guest's events in the top-level buffer (trace-cmd record without -B)\n",
-			f->path, tracecmd_buffer_instance_name(f->handle, b));
+			f->path, f->buffer_names[b]);
 		return -1;
 	}
 	return 0;

@@ -69,9 +69,12 @@ static int check_cpus(const struct trace_file *tf, struct tracecmd_input *h)
 	return -1;
 }
 
-static void add_buffer(struct trace_file *tf, struct tracecmd_input *h)
+static void add_buffer(struct trace_file *tf, struct tracecmd_input *h, const char *name)
 {
 	tf->buffers = xrealloc(tf->buffers, tf->nr_buffers + 1, sizeof(*tf->buffers));
+	tf->buffer_names = xrealloc(tf->buffer_names, tf->nr_buffers + 1,
+				    sizeof(*tf->buffer_names));
+	tf->buffer_names[tf->nr_buffers] = name;
 	tf->buffers[tf->nr_buffers++] = h;
 }
 
@@ -86,7 +89,7 @@ static int collect_buffers(struct trace_file *tf)
 	if (check_cpus(tf, tf->handle))
 		return -1;
 	if (tracecmd_cpus(tf->handle) > 0)
-		add_buffer(tf, tf->handle);
+		add_buffer(tf, tf->handle, NULL);
 	for (i = 0; i < n; i++) {
 		struct tracecmd_input *h = tracecmd_buffer_instance_handle(tf->handle, i);
 
@@ -103,7 +106,7 @@ static int collect_buffers(struct trace_file *tf)
 			tracecmd_close(h);
 			continue;
 		}
-		add_buffer(tf, h);
+		add_buffer(tf, h, tracecmd_buffer_instance_name(tf->handle, i));
 	}
 	if (!tf->nr_buffers) {
 		fprintf(stderr, "%s: the file holds no CPU data\n", tf->path);
@@ -203,7 +206,9 @@ void trace_file_close(struct trace_file *tf)
 		if (tf->buffers[i] != tf->handle)
 			tracecmd_close(tf->buffers[i]);
 	free(tf->buffers);
+	free(tf->buffer_names);
 	tf->buffers = NULL;
+	tf->buffer_names = NULL;
 	tf->nr_buffers = 0;
 	if (tf->handle)
 		tracecmd_close(tf->handle);

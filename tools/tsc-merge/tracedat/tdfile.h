@@ -77,6 +77,7 @@ struct trace_file {
 	const char *path;
 	struct tracecmd_input *handle;
 	struct tracecmd_input **buffers;
+	const char **buffer_names;	/* an instance's; NULL: the top level */
 	int nr_buffers;
 	struct td_meta meta;
 	uint64_t data_bytes;		/* its CPU data, all buffers, as stored */
