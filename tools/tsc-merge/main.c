@@ -369,6 +369,8 @@ static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv
 static int open_outputs(struct options *o, struct trace_file *host, struct vm_table *vms,
 			struct outputs *out)
 {
+	struct outfile *files = out->files;
+
 	out->desc = describe_run(host, o->guests, o->nr_guests, vms);
 	if (o->sync_out) {
 		out->sync = sync_prepare(o->sync_out, o->force, o->sync_max_error, out->desc);
@@ -377,23 +379,24 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 		add_sink(out, &sync_sink_ops, out->sync);
 	}
 	if (o->timeline) {
-		if (outfile_open(&out->files[OUT_TIMELINE], timeline_path(o)))
+		if (outfile_open(&files[OUT_TIMELINE], timeline_path(o)))
 			return -1;
-		add_sink(out, &text_sink_ops, text_sink_new(out->files[OUT_TIMELINE].f, o->fields, o->tsc_khz,
-							    out->desc));
+		add_sink(out, &text_sink_ops, text_sink_new(files[OUT_TIMELINE].f, o->fields,
+							    o->tsc_khz, out->desc));
 	}
 	if (o->json) {
-		if (outfile_open(&out->files[OUT_JSON], o->json))
+		if (outfile_open(&files[OUT_JSON], o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(out->files[OUT_JSON].f, out->desc, o->file_khz));
+		add_sink(out, &json_sink_ops, json_sink_new(files[OUT_JSON].f, out->desc,
+							    o->file_khz));
 	}
 	if (o->perfetto) {
-		if (outfile_open(&out->files[OUT_PERFETTO], o->perfetto))
+		if (outfile_open(&files[OUT_PERFETTO], o->perfetto))
 			return -1;
-		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(out->files[OUT_PERFETTO].f, out->desc,
-								    o->file_khz));
+		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(files[OUT_PERFETTO].f,
+								    out->desc, o->file_khz));
 	}
-	if (o->summary && outfile_open(&out->files[OUT_SUMMARY], o->summary))
+	if (o->summary && outfile_open(&files[OUT_SUMMARY], o->summary))
 		return -1;
 	return 0;
 }
