@@ -17,8 +17,9 @@ set -eu -o pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
-# patch's options: quiet, no .orig or .rej files, no question asked.
-readonly PATCH_OPTS=(-p1 -s -f --no-backup-if-mismatch --reject-file=-)
+# patch's options: no .orig or .rej files, no question asked. Not -s: the
+# "checking file" lines of a dry run name the file of each failing hunk.
+readonly PATCH_OPTS=(-p1 -f --no-backup-if-mismatch --reject-file=-)
 
 # The whole series is there when its last patch reverses cleanly.
 check_not_applied()
@@ -67,6 +68,14 @@ reverse_patches()
 	done
 }
 
+# Each failure of patch's verbose output, with the file it is in.
+failed_hunks()
+{
+	awk '/^checking file / { file = $3 }
+		/^Hunk #[0-9]+ FAILED/ { print file ": " $0 }
+		/can.t find file|No file to patch/ { print }' | head -3
+}
+
 # Later patches change what earlier ones left, so each is checked against
 # the tree as the ones before it made it.
 patch_series()
@@ -77,7 +86,7 @@ patch_series()
 		if ! out=$(patch -d "$tree" "${PATCH_OPTS[@]}" --dry-run <"$PATCH_DIR/$patch" 2>&1); then
 			reverse_patches "$tree" "${applied[@]}"
 			die "patch $patch does not apply to $tree; the ${#applied[@]} applied before it were reversed, the tree is as it was.
-$(grep -m3 -e 'FAILED' -e "can't find file" -e 'No file to patch' <<<"$out")"
+$(failed_hunks <<<"$out")"
 		fi
 		patch -d "$tree" "${PATCH_OPTS[@]}" <"$PATCH_DIR/$patch" >/dev/null ||
 			die "patch $patch failed after its dry run in $tree"

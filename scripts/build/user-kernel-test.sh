@@ -157,7 +157,7 @@ test_plain_failing_patch()
 	before=$(tree_sum "$PLAIN")
 	run_cmd KSRC="$PLAIN" "$APPLY"
 	expect_error "patch $SPOILED_PATCH.*does not apply.*were reversed" || return 1
-	expect_error "FAILED" || return 1
+	expect_error "$SPOILED_FILE: Hunk #1 FAILED" || return 1
 	[ "$(tree_sum "$PLAIN")" = "$before" ] || { echo "# the tree is not byte-identical to before"; return 1; }
 }
 
