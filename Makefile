@@ -10,7 +10,8 @@
 # kselftest collections and the tools are built by their own Makefiles,
 # which make enters every time.
 # KSRC=/path/to/linux patches and builds a user's own clean git tree instead
-# of Debian's linux-source-6.12.
+# of Debian's linux-source-6.12; make apply and make kernel-config patch and
+# configure it for the user's own build.
 
 BUILD := $(CURDIR)/build
 TREE := $(or $(KSRC),$(BUILD)/linux)
@@ -46,15 +47,38 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
 
 all: kernel module selftests tools
 
+# Every package group (make check and make demo use them all), or one:
+# build for a user's kernel, tools for kvm-tsc-merge (scripts/build/deps.sh).
 deps:
 	scripts/build/deps.sh
+
+deps-build deps-tools:
+	scripts/build/deps.sh $(@:deps-%=%)
+
+# A user's own kernel (README, "Your own kernel"): the series applied to
+# KSRC, a git tree with git am or a plain one with patch; Kconfig.snippet
+# merged into BASE_CONFIG (default KSRC's .config, else the running
+# kernel's) as O/.config (default KSRC/.config).
+apply:
+	KSRC="$(KSRC)" scripts/build/apply.sh
+
+kernel-config: deps-build
+	KSRC="$(KSRC)" BASE_CONFIG="$(BASE_CONFIG)" O="$(O)" scripts/build/user-config.sh
+
+# kvm-tsc-merge, its manual page and the recorder, kvm-tsc-record, into
+# $(DESTDIR)$(PREFIX) (PREFIX default /usr/local; tools/Makefile).
+install: deps-tools
+	+$(MAKE) -C tools install
+
+uninstall:
+	+$(MAKE) -C tools uninstall
 
 # kernel-tree.sh puts the tree back at its base and applies the series,
 # again when the series, Debian's source package or a KSRC tree's HEAD
@@ -124,7 +148,7 @@ ksft: selftests kvm-selftests module-tests
 		>$(KSFT)/kselftest-list.txt
 
 # kvm-tsc-merge and the helpers of its tests, into build/tools.
-tools: | deps
+tools: | deps-tools
 	+$(MAKE) -C tools
 
 # A check always runs again, except the series check, which make keeps
@@ -186,6 +210,11 @@ $(RESULTS)/series.tap: $(SERIES_FILES) $(SERIES) scripts/build/check-series.sh $
 
 $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 	scripts/ci/result.sh run $@ scripts/build/kernel-tree-test.sh
+
+# make apply, make kernel-config and make install/uninstall, on copies of
+# the packaged tree and into a scratch DESTDIR.
+$(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
+	scripts/ci/result.sh run $@ scripts/build/user-kernel-test.sh
 
 $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/vmtest-test.sh
@@ -250,5 +279,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps kernel module selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
+.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
 	series-check demo clean FORCE

@@ -12,22 +12,6 @@ set -eu
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
-# A silently dropped option (unmet dependency, typo) is an error naming it.
-verify_config()
-{
-	local config=$1 frag line missing=0
-
-	shift
-	for frag in "$@"; do
-		while read -r line; do
-			grep -qxF "$line" "$config" && continue
-			echo "${0##*/}: error: $line (from $frag) is not in the final config; got: $(grep -m1 -e "^${line%%=*}=" -e "^# ${line%%=*} is not set" "$config" || echo unset)" >&2
-			missing=1
-		done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$frag")
-	done
-	[ "$missing" = 0 ] || die "the kernel config lacks requested options (see above)"
-}
-
 main()
 {
 	local tree=$1 out=$2 scratch

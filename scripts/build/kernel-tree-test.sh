@@ -9,6 +9,8 @@ set -u
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
+. "$(dirname "$0")/../lib/script-test.sh"
 
 readonly WORK=$BUILD_DIR/kernel-tree-test
 readonly CLONE=$WORK/linux
@@ -19,31 +21,15 @@ cleanup()
 	rm -rf "$WORK"
 }
 
-# Run kernel-tree.sh; keep its stderr in $OUT and its status in $STATUS.
+# Run kernel-tree.sh with the given VAR=VALUE environment.
 run_script()
 {
-	OUT=$(env "$@" "$SCRIPT" 2>&1)
-	STATUS=$?
-}
-
-# The run failed and said what was expected.
-expect_error()
-{
-	local pattern=$1
-
-	[ "$STATUS" != 0 ] && grep -q -- "$pattern" <<<"$OUT" && return 0
-	echo "# expected a failure matching '$pattern', got status $STATUS:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$OUT"
-	return 1
+	run_cmd "$@" "$SCRIPT"
 }
 
 make_clone()
 {
-	rm -rf "$CLONE"
-	git clone -q --no-checkout --shared "$TREE_DIR" "$CLONE" &&
-	git -C "$CLONE" sparse-checkout set --no-cone /Makefile /scripts/ /include/ /arch/x86/ &&
-	git -C "$CLONE" checkout -q HEAD
+	make_sparse_clone "$TREE_DIR" "$CLONE" HEAD /Makefile /scripts/ /include/ /arch/x86/
 }
 
 # A one-patch series changing a comment in trace.h; SPOIL=1 breaks its context.
@@ -121,16 +107,6 @@ test_failing_patch()
 	[ -z "$(git -C "$CLONE" status --porcelain --untracked-files=no)" ] ||
 		{ echo "# the tree is not clean after the failure"; return 1; }
 	[ ! -d "$CLONE/.git/rebase-apply" ] || { echo "# git am left in progress"; return 1; }
-}
-
-# The run succeeded.
-expect_success()
-{
-	[ "$STATUS" = 0 ] && return 0
-	echo "# expected success, got status $STATUS:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$OUT"
-	return 1
 }
 
 # make decides when to apply; a second run must still give one series on

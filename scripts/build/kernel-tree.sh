@@ -78,22 +78,12 @@ prepare_packaged_tree()
 
 check_user_tree()
 {
-	local tree=$1 f dir dirty version
+	local tree=$1 version
 
-	for f in Makefile arch/x86/kvm/x86.c arch/x86/kvm/trace.h scripts/kconfig/merge_config.sh; do
-		[ -f "$tree/$f" ] || die "KSRC=$tree is not a Linux kernel tree: $f is missing"
-	done
+	check_kernel_tree "$tree"
 	# Its own repository, not a directory inside another one.
-	[ "$(git -C "$tree" rev-parse --show-toplevel 2>/dev/null)" = "$tree" ] ||
-		die "KSRC=$tree is not a git repository: the series is applied with git am"
-	for dir in rebase-apply rebase-merge; do
-		[ -d "$(git_path "$tree" "$dir")" ] &&
-			die "KSRC=$tree has a git am or rebase in progress: finish or abort it first"
-	done
-	dirty=$(git -C "$tree" status --porcelain --untracked-files=no | head -5)
-	[ -z "$dirty" ] ||
-		die "KSRC=$tree has uncommitted changes, which git am would mix with the series; commit or stash them:
-$dirty"
+	is_git_tree "$tree" || die "KSRC=$tree is not a git repository: the series is applied with git am"
+	check_git_clean "$tree"
 	version=$(make -s -C "$tree" kernelversion)
 	case $version in
 	6.12*) ;;
@@ -112,30 +102,6 @@ record_base()
 	if [ "$head" != "$applied" ] || ! git -C "$tree" rev-parse -q --verify "$BASE_REF" >/dev/null; then
 		git -C "$tree" update-ref "$BASE_REF" "$head"
 	fi
-}
-
-# A path inside the tree's git directory, absolute.
-git_path()
-{
-	local path
-
-	path=$(git -C "$1" rev-parse --git-path "$2")
-	case $path in /*) echo "$path" ;; *) echo "$1/$path" ;; esac
-}
-
-# Checked before the tree is touched: a broken series changes nothing.
-check_series()
-{
-	local p
-
-	[ -f "$PATCH_DIR/series" ] || die "$PATCH_DIR/series is missing"
-	for p in $(series_entries "$PATCH_DIR/series"); do
-		[ ! -d "$PATCH_DIR/$p" ] || [ -f "$PATCH_DIR/$p/series" ] ||
-			die "$PATCH_DIR/series names the directory $p, which has no series file"
-	done
-	for p in $(series_patches); do
-		[ -f "$PATCH_DIR/$p" ] || die "$PATCH_DIR/series names $p, which is not there"
-	done
 }
 
 # git am stops at the first hunk that fails; report that, then undo everything.

@@ -109,3 +109,75 @@ use_ktap()
 	# shellcheck source=/dev/null
 	. "$helpers"
 }
+
+# A tree the series can go on: refused, naming what is missing, otherwise.
+check_kernel_tree()
+{
+	local tree=$1 f
+
+	for f in Makefile arch/x86/kvm/x86.c arch/x86/kvm/trace.h scripts/kconfig/merge_config.sh; do
+		[ -f "$tree/$f" ] || die "KSRC=$tree is not a Linux kernel tree: $f is missing"
+	done
+}
+
+# TREE is the top of its own git repository, not a directory inside another.
+is_git_tree()
+{
+	[ "$(git -C "$1" rev-parse --show-toplevel 2>/dev/null)" = "$1" ]
+}
+
+# A path inside the tree's git directory, absolute.
+git_path()
+{
+	local path
+
+	path=$(git -C "$1" rev-parse --git-path "$2")
+	case $path in /*) echo "$path" ;; *) echo "$1/$path" ;; esac
+}
+
+# Checked before the tree is touched: a broken series changes nothing.
+check_series()
+{
+	local p
+
+	[ -f "$PATCH_DIR/series" ] || die "$PATCH_DIR/series is missing"
+	for p in $(series_entries "$PATCH_DIR/series"); do
+		[ ! -d "$PATCH_DIR/$p" ] || [ -f "$PATCH_DIR/$p/series" ] ||
+			die "$PATCH_DIR/series names the directory $p, which has no series file"
+	done
+	for p in $(series_patches); do
+		[ -f "$PATCH_DIR/$p" ] || die "$PATCH_DIR/series names $p, which is not there"
+	done
+}
+
+# No git am or rebase in progress and no uncommitted change, which git am
+# would mix with the series.
+check_git_clean()
+{
+	local tree=$1 dir dirty
+
+	for dir in rebase-apply rebase-merge; do
+		[ -d "$(git_path "$tree" "$dir")" ] &&
+			die "KSRC=$tree has a git am or rebase in progress: finish or abort it first"
+	done
+	dirty=$(git -C "$tree" status --porcelain --untracked-files=no | head -5)
+	[ -z "$dirty" ] ||
+		die "KSRC=$tree has uncommitted changes, which git am would mix with the series; commit or stash them:
+$dirty"
+}
+
+# A silently dropped option (unmet dependency, typo) is an error naming it.
+verify_config()
+{
+	local config=$1 frag line missing=0
+
+	shift
+	for frag in "$@"; do
+		while read -r line; do
+			grep -qxF "$line" "$config" && continue
+			echo "${0##*/}: error: $line (from $frag) is not in the final config; got: $(grep -m1 -e "^${line%%=*}=" -e "^# ${line%%=*} is not set" "$config" || echo unset)" >&2
+			missing=1
+		done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$frag")
+	done
+	[ "$missing" = 0 ] || die "the kernel config lacks requested options (see above)"
+}

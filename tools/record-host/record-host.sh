@@ -12,6 +12,7 @@
 #        record-host.sh tsc-khz      print the host's TSC rate in kHz, as the
 #                                    snapshot gives it (KHZ below); fails
 #                                    where it is unknown
+#        record-host.sh --help       print this usage line
 #
 # A merge needs, for every vCPU, the thread that runs it and its VMM process
 # (task:task_newtask of the thread) and its TSC offset (the first
@@ -74,8 +75,11 @@
 set -eu
 
 # wait_until, the project's poll helper: beside this script where kselftest
-# installs the two, in scripts/lib in the repository.
+# installs the two, in PREFIX/lib/kvm-tsc-trace where make install puts it
+# (this script being PREFIX/bin/kvm-tsc-record), in scripts/lib in the
+# repository.
 POLL_LIB=$(dirname "$0")/poll.sh
+[ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../lib/kvm-tsc-trace/poll.sh
 [ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../../scripts/lib/poll.sh
 # shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh
 . "$POLL_LIB"
@@ -474,17 +478,23 @@ print_tsc_khz()
 	echo "$khz"
 }
 
+usage()
+{
+	echo "usage: $PROG start FILE | $PROG stop | $PROG clean | $PROG tsc-khz"
+}
+
 main()
 {
 	case ${1:-} in
 	tsc-khz) [ $# = 1 ] || die "usage: $PROG tsc-khz"; print_tsc_khz; return ;;
+	-h | --help) usage; return ;;
 	esac
 	[ "$(id -u)" = 0 ] || die "needs root (tracefs)"
 	case ${1:-} in
 	start) [ $# = 2 ] || die "usage: $PROG start FILE"; start "$2" ;;
 	stop) [ $# = 1 ] || die "usage: $PROG stop"; stop ;;
 	clean) [ $# = 1 ] || die "usage: $PROG clean"; clean ;;
-	*) die "usage: $PROG start FILE | $PROG stop | $PROG clean | $PROG tsc-khz" ;;
+	*) die "$(usage)" ;;
 	esac
 }
 

@@ -1,0 +1,119 @@
+#!/bin/bash
+# apply.sh: apply patches/series in order to a user's Linux tree (KSRC), with git am on a git tree and patch on a plain one, or leave the tree as it was.
+#
+# usage: KSRC=/path/to/linux apply.sh      (make apply KSRC=/path/to/linux)
+#
+# Unlike kernel-tree.sh, which owns the trees it applies to, this touches
+# nothing in the user's tree but what the series changes: no reset to a
+# base, no refs. A git tree must be clean; each patch becomes a commit, and
+# a patch that does not apply is named, git am aborted and HEAD put back
+# where it was. A plain tree gets every patch with patch -p1, each checked
+# with --dry-run first; when one does not apply, those already applied are
+# reversed, so the tree ends byte-identical. A tree that already carries the
+# series is refused before anything is tried.
+
+set -eu -o pipefail
+
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+
+# patch's options: no .orig or .rej files, no question asked. Not -s: the
+# "checking file" lines of a dry run name the file of each failing hunk.
+readonly PATCH_OPTS=(-p1 -f --no-backup-if-mismatch --reject-file=-)
+
+# The whole series is there when its last patch reverses cleanly.
+check_not_applied()
+{
+	local tree=$1 last
+
+	last=$(series_patches | tail -1)
+	if patch -d "$tree" "${PATCH_OPTS[@]}" -R --dry-run <"$PATCH_DIR/$last" >/dev/null 2>&1; then
+		die "KSRC=$tree already has the series: its last patch, $last, is applied"
+	fi
+}
+
+# git am records the user as committer: say so before the first patch.
+check_git_identity()
+{
+	git -C "$1" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
+		die "git am needs your identity in KSRC=$1: git config user.name/user.email"
+}
+
+# Each patch a commit; at the first that fails, back to the starting HEAD.
+git_am_series()
+{
+	local tree=$1 start patch out
+
+	start=$(git -C "$tree" rev-parse HEAD)
+	for patch in $(series_patches); do
+		out=$(git -C "$tree" am -q "$PATCH_DIR/$patch" 2>&1) && continue
+		git -C "$tree" am --abort >/dev/null 2>&1 || true
+		git -C "$tree" reset -q --hard "$start"
+		die "patch $patch does not apply to $tree; the tree is back at $(git -C "$tree" log -1 --format='%h (%s)' "$start").
+$(grep -m3 -e '^error:' -e 'Patch failed at' <<<"$out")"
+	done
+	note "$tree: applied $(series_patches | wc -l) patches with git am on $(git -C "$tree" log -1 --format='%h (%s)' "$start")"
+}
+
+# Reverse the patches named, last first: each applied cleanly, so each
+# reverses cleanly.
+reverse_patches()
+{
+	local tree=$1 i
+
+	shift
+	for ((i = $#; i > 0; i--)); do
+		patch -d "$tree" "${PATCH_OPTS[@]}" -R <"$PATCH_DIR/${!i}" >/dev/null ||
+			die "cannot reverse ${!i} in $tree: the tree is left part-patched"
+	done
+}
+
+# Each failure of patch's verbose output, with the file it is in.
+failed_hunks()
+{
+	awk '/^checking file / { file = $3 }
+		/^Hunk #[0-9]+ FAILED/ { print file ": " $0 }
+		/can.t find file|No file to patch/ { print }' | head -3
+}
+
+# Later patches change what earlier ones left, so each is checked against
+# the tree as the ones before it made it.
+patch_series()
+{
+	local tree=$1 patch out applied=()
+
+	for patch in $(series_patches); do
+		if ! out=$(patch -d "$tree" "${PATCH_OPTS[@]}" --dry-run <"$PATCH_DIR/$patch" 2>&1); then
+			reverse_patches "$tree" "${applied[@]}"
+			die "patch $patch does not apply to $tree; the ${#applied[@]} applied before it were reversed, the tree is as it was.
+$(failed_hunks <<<"$out")"
+		fi
+		patch -d "$tree" "${PATCH_OPTS[@]}" <"$PATCH_DIR/$patch" >/dev/null ||
+			die "patch $patch failed after its dry run in $tree"
+		applied+=("$patch")
+	done
+	note "$tree: applied $(series_patches | wc -l) patches with patch -p1"
+}
+
+main()
+{
+	local tree
+
+	[ -n "${KSRC:-}" ] || die "give the tree to patch: make apply KSRC=/path/to/linux"
+	need_cmd git git
+	need_cmd patch patch
+	check_series
+	tree=$(kernel_tree)
+	check_kernel_tree "$tree"
+	if is_git_tree "$tree"; then
+		check_git_clean "$tree"
+		check_not_applied "$tree"
+		check_git_identity "$tree"
+		git_am_series "$tree"
+	else
+		check_not_applied "$tree"
+		patch_series "$tree"
+	fi
+}
+
+main "$@"

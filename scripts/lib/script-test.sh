@@ -1,0 +1,49 @@
+# script-test.sh: helpers of the TAP tests of the build scripts: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
+
+# shellcheck shell=bash
+# OUT and STATUS are read by the tests that source this file.
+# shellcheck disable=SC2034
+
+# Run [VAR=VALUE...] COMMAND [ARG...]; keep its output in $OUT and its
+# status in $STATUS.
+run_cmd()
+{
+	OUT=$(env "$@" 2>&1)
+	STATUS=$?
+}
+
+# The run failed and said what was expected.
+expect_error()
+{
+	local pattern=$1
+
+	[ "$STATUS" != 0 ] && grep -q -- "$pattern" <<<"$OUT" && return 0
+	echo "# expected a failure matching '$pattern', got status $STATUS:"
+	# shellcheck disable=SC2001 # at the start of every line, not of the string
+	sed 's/^/#   /' <<<"$OUT"
+	return 1
+}
+
+# The run succeeded.
+expect_success()
+{
+	[ "$STATUS" = 0 ] && return 0
+	echo "# expected success, got status $STATUS:"
+	# shellcheck disable=SC2001 # at the start of every line, not of the string
+	sed 's/^/#   /' <<<"$OUT"
+	return 1
+}
+
+# Clone SOURCE into DEST at COMMIT with only the PATHs (sparse-checkout
+# patterns) checked out, its objects shared with SOURCE: seconds and about
+# 100 MB instead of a full kernel checkout, and SOURCE is only read.
+make_sparse_clone()
+{
+	local source=$1 dest=$2 commit=$3
+
+	shift 3
+	rm -rf "$dest"
+	git clone -q --no-checkout --shared "$source" "$dest" &&
+	git -C "$dest" sparse-checkout set --no-cone "$@" &&
+	git -C "$dest" checkout -q -b kvm-tsc-trace-test "$commit"
+}
