@@ -12,7 +12,7 @@ readonly PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev 
 	seabios qemu-system-data jq rsync python3-ply
 	bochs bochsbios vgabios isolinux syslinux-common xorriso
 	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev
-	clang afl++ shellcheck"
+	clang afl++ shellcheck dkms"
 
 missing_packages()
 {
