@@ -230,8 +230,10 @@ $(RESULTS)/$(1).tap: ksft $(BUILD)/kernel$(call vm_suffix,$(2))/arch/x86/boot/bz
 		sh scripts/guest/vm-checks.sh build/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko $(4)
 endef
 
-# The test kernel under QEMU, with the probe's churn test.
-$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN)))
+# The test kernel under QEMU, with the probe's churn test, after the
+# probe dkms built loads.
+$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN) --dkms build/dkms/kvm_tsc_probe.ko))
+$(RESULTS)/vm.tap: $(BUILD)/dkms/kvm_tsc_probe.ko
 
 # The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
 # scaling; the probe's load cycles (not done after 5 minutes there) run
