@@ -113,6 +113,34 @@ $(eval $(call kernel_rules,$(BUILD)/kernel-debug,$(BUILD)/module-debug,configs/q
 kernel: $(BUILD)/kernel/arch/x86/boot/bzImage
 module: $(BUILD)/module/kvm_tsc_probe.ko
 
+# The modules' dkms source tree (module/dkms.conf says how dkms builds it),
+# for `dkms add`, and the probe dkms builds from it for the test kernel, as
+# for an installed one. Its own --dkmstree and --sourcetree keep the
+# system's dkms state out of it, and a signing key dkms would make goes in
+# build/dkms (the test kernel signs no modules, so dkms finds no sign-file).
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' module/dkms.conf)
+DKMS_SRC := $(BUILD)/dkms/src/kvm-tsc-trace-$(DKMS_VERSION)
+DKMS_SRCS := module/Kbuild module/dkms.conf $(wildcard module/*.c module/*.h)
+DKMS_TREE := $(BUILD)/dkms/tree
+
+$(DKMS_SRC)/dkms.conf: $(DKMS_SRCS) include/tsc_event_names.h
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)/include
+	cp include/tsc_event_names.h $(DKMS_SRC)/include/
+	cp $(DKMS_SRCS) $(DKMS_SRC)/
+
+dkms-src: $(DKMS_SRC)/dkms.conf
+
+$(BUILD)/dkms/kvm_tsc_probe.ko: $(DKMS_SRC)/dkms.conf $(BUILD)/kernel/arch/x86/boot/bzImage | deps
+	rm -rf $(DKMS_TREE)
+	mkdir -p $(DKMS_TREE)
+	sign_file=$(BUILD)/kernel/scripts/sign-file mok_signing_key=$(BUILD)/dkms/mok.key \
+	mok_certificate=$(BUILD)/dkms/mok.pub dkms build --dkmstree $(DKMS_TREE) \
+		--sourcetree $(BUILD)/dkms/src -m kvm-tsc-trace -v $(DKMS_VERSION) \
+		-k $$(cat $(BUILD)/kernel/include/config/kernel.release) --kernelsourcedir $(BUILD)/kernel || \
+		{ tail -20 $(DKMS_TREE)/kvm-tsc-trace/$(DKMS_VERSION)/build/make.log; exit 1; }
+	cp $(DKMS_TREE)/kvm-tsc-trace/$(DKMS_VERSION)/*/*/module/kvm_tsc_probe.ko $@
+
 # headers_install needs no config: its own output directory keeps it out of
 # the kernel builds' way under -j.
 $(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied
@@ -231,8 +259,10 @@ $(RESULTS)/$(1).tap: ksft $(BUILD)/kernel$(call vm_suffix,$(2))/arch/x86/boot/bz
 		sh scripts/guest/vm-checks.sh build/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko $(4)
 endef
 
-# The test kernel under QEMU, with the probe's churn test.
-$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN)))
+# The test kernel under QEMU, with the probe's churn test, after the
+# probe dkms built loads.
+$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN) --dkms build/dkms/kvm_tsc_probe.ko))
+$(RESULTS)/vm.tap: $(BUILD)/dkms/kvm_tsc_probe.ko
 
 # The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
 # scaling; the probe's load cycles (not done after 5 minutes there) run
@@ -279,5 +309,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
+.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
 	series-check demo clean FORCE

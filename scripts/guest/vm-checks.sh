@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm-checks.sh: what `make check` runs inside the test VM: every kselftest collection, with kvm_tsc_probe watching them.
 #
-# usage: vm-checks.sh PROBE_KO [--suites-only] [--churn CYCLES VMS]
+# usage: vm-checks.sh PROBE_KO [--suites-only] [--churn CYCLES VMS] [--dkms DKMS_KO]
 #
 # Runs from /ktt under busybox sh (see vmtest.sh). The probe is loaded
 # first, so that it sees every event the collections cause. The runner
@@ -11,7 +11,9 @@
 # second costs a minute) runs the test suites, that first test and the test
 # module's tests, not the probe's load cycles, which QEMU's run of the test
 # kernel covers. --churn runs the probe's churn test (cycles_test.sh) with
-# CYCLES load/unload cycles and VMS VMs, with --suites-only too. Prints
+# CYCLES load/unload cycles and VMS VMs, with --suites-only too. --dkms
+# first loads DKMS_KO, the probe as dkms built it, and reports in one
+# result whether it attached to KVM's TSC tracepoints. Prints
 # kselftest's TAP, where failures are the "not ok" lines: 6.12's
 # run_kselftest.sh exits 0 whatever the tests did.
 
@@ -26,6 +28,7 @@ done
 ko=$1
 suites_only=
 churn=
+dkms_ko=
 shift
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -35,9 +38,27 @@ while [ $# -gt 0 ]; do
 		export CHURN_CYCLES="$2" CHURN_VMS="$3"
 		churn="-t kvm_tsc_probe:cycles_test.sh"
 		shift 3 ;;
+	--dkms)
+		[ $# -ge 2 ] || { echo "Bail out! --dkms needs the module"; exit 1; }
+		dkms_ko=$2
+		shift 2 ;;
 	*) echo "Bail out! unknown option $1"; exit 1 ;;
 	esac
 done
+# The dkms build goes before the project's: both are kvm_tsc_probe. Every
+# line of its attached file says "kvm" once it attached to kvm.ko's
+# tracepoints, which guest-init.sh loaded.
+if [ -n "$dkms_ko" ]; then
+	attached=/sys/kernel/debug/kvm_tsc_probe/attached
+	result="not ok"
+	if insmod "$dkms_ko"; then
+		# debugfs gives its files no size: read one line to see it is not empty.
+		grep -q ' kvm$' "$attached" && ! grep -qv ' kvm$' "$attached" && result=ok
+		sed 's/^/# attached: /' "$attached"
+		rmmod kvm_tsc_probe || result="not ok"
+	fi
+	echo "$result - dkms-built kvm_tsc_probe loads and attaches"
+fi
 insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 # The modules built for the kernel that runs, not the copies installed with
 # the tests (the test kernel's).
