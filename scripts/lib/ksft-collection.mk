@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# ksft-collection.mk: what the kernel tree's lib.mk needs from a kselftest collection outside the tree.
+# ksft-collection.mk: what the kernel tree's lib.mk needs from a kselftest collection outside the tree, and a run_tests that fails when a test does.
 #
 # selftests/ and module/tests/ include it before anything uses KSRC, and
 # set their COLLECTION (lib.mk's emit_tests names them by it) and OUTPUT
