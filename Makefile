@@ -47,7 +47,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -243,6 +243,11 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 # the packaged tree and into a scratch DESTDIR.
 $(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
 	scripts/ci/result.sh run $@ scripts/build/user-kernel-test.sh
+
+# The collections' run_tests fail when a planted test fails, and pass on
+# passes and skips: the tree's lib.mk and runner.sh, no VM, no root.
+$(RESULTS)/run-tests-exit.tap: $(BUILD)/series.applied FORCE
+	scripts/ci/result.sh run $@ scripts/ci/run-tests-exit-test.sh
 
 $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/vmtest-test.sh

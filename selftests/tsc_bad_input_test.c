@@ -16,7 +16,7 @@ static void check_refused(struct __test_metadata *_metadata, struct _test_data_t
 			  attr_request request, uint64_t attr, int expected_errno)
 {
 	struct tsc_event evs[TSC_MAX_EVENTS];
-	int ret;
+	int ret, nr;
 
 	if (tsc_create_vm_with_offset_attr(_metadata, self, evs) < 0)
 		return;
@@ -25,8 +25,8 @@ static void check_refused(struct __test_metadata *_metadata, struct _test_data_t
 	EXPECT_EQ(-expected_errno, ret ? -errno : 0)
 		TH_LOG("expected %s, got %s", strerror(expected_errno),
 		       ret ? strerror(errno) : "success");
-	EXPECT_EQ(0, tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS))
-		TH_LOG("TSC events of the refused request");
+	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_NO_WRITE_NO_EVENT, 0, nr, "TSC events of the refused request");
 }
 
 TEST_F(tsc, set_offset_from_bad_pointer)

@@ -61,11 +61,13 @@ TEST(offset_format_unchanged)
 		more_expected = read_format_line(ref, expected);
 		more_seen = read_format_line(format, seen);
 		ASSERT_EQ(more_expected, more_seen)
-			TH_LOG("line %d (ID aside): one format ends before the other", line);
+			TSC_LOG_RULE(TSC_RULE_OFFSET_FORMAT_UNCHANGED,
+				     "line %d (ID aside): one format ends before the other", line);
 		if (!more_expected)
 			break;
-		EXPECT_STREQ(expected, seen) TH_LOG("line %d (ID aside) differs from %s",
-						    line, REF_FORMAT);
+		EXPECT_STREQ(expected, seen)
+			TSC_LOG_RULE(TSC_RULE_OFFSET_FORMAT_UNCHANGED,
+				     "line %d (ID aside) differs from %s", line, REF_FORMAT);
 	}
 	fclose(format);
 	fclose(ref);
@@ -86,17 +88,21 @@ static void check_contract_fields(struct __test_metadata *_metadata, enum tsc_ev
 
 	for (i = 0; i < type->nr_fields; i++) {
 		ASSERT_NE(NULL, fields[i])
-			TH_LOG("kvm:%s: %u fields, the contract has %u", type->name, i,
-			       type->nr_fields);
+			TSC_LOG_RULE(TSC_RULE_CONTRACT_FIELDS,
+				     "kvm:%s: %u fields, the contract has %u", type->name, i,
+				     type->nr_fields);
 		EXPECT_STREQ(type->fields[i].name, fields[i]->name)
-			TH_LOG("kvm:%s: field %u", type->name, i);
+			TSC_LOG_RULE(TSC_RULE_CONTRACT_FIELDS, "kvm:%s: field %u", type->name, i);
 		EXPECT_EQ((int)type->fields[i].size, fields[i]->size)
-			TH_LOG("kvm:%s: size of %s", type->name, fields[i]->name);
+			TSC_LOG_RULE(TSC_RULE_CONTRACT_FIELDS, "kvm:%s: size of %s", type->name,
+				     fields[i]->name);
 		EXPECT_EQ(type->fields[i].is_signed, !!(fields[i]->flags & TEP_FIELD_IS_SIGNED))
-			TH_LOG("kvm:%s: signedness of %s", type->name, fields[i]->name);
+			TSC_LOG_RULE(TSC_RULE_CONTRACT_FIELDS, "kvm:%s: signedness of %s",
+				     type->name, fields[i]->name);
 	}
-	EXPECT_EQ(NULL, fields[i]) TH_LOG("kvm:%s: more fields than the contract's %u",
-					  type->name, type->nr_fields);
+	EXPECT_EQ(NULL, fields[i])
+		TSC_LOG_RULE(TSC_RULE_CONTRACT_FIELDS, "kvm:%s: more fields than the contract's %u",
+			     type->name, type->nr_fields);
 	free(fields);
 }
 

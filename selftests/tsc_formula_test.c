@@ -26,16 +26,18 @@ static void check_guest_tsc(struct __test_metadata *_metadata, struct _test_data
 
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
-	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset for vCPU 0 after %s", after);
+	TSC_ASSERT_EVENT(TSC_RULE_ONE_EVENT_PER_WRITE, ev,
+			 "kvm_write_tsc_offset for vCPU 0 after %s", after);
 	tsc_guest_read(self->vcpus[0], &s);
 	low = s.host_before + ev->next;
 	high = s.host_after + ev->next;
 	/* Unsigned differences: the interval may wrap around 2^64. */
 	EXPECT_LE(s.guest - low, high - low)
-		TH_LOG("guest rdtsc %llu outside [%llu, %llu] = host [%llu, %llu] + offset %lld (%s)",
-		       (unsigned long long)s.guest, (unsigned long long)low,
-		       (unsigned long long)high, (unsigned long long)s.host_before,
-		       (unsigned long long)s.host_after, (long long)ev->next, after);
+		TSC_LOG_RULE(TSC_RULE_FORMULA,
+			     "guest rdtsc %llu outside [%llu, %llu] = host [%llu, %llu] + offset %lld (%s)",
+			     (unsigned long long)s.guest, (unsigned long long)low,
+			     (unsigned long long)high, (unsigned long long)s.host_before,
+			     (unsigned long long)s.host_after, (long long)ev->next, after);
 }
 
 TEST_F(tsc, guest_tsc_after_creation)
@@ -76,18 +78,20 @@ static void check_scaled_guest_tsc(struct __test_metadata *_metadata,
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	off = tsc_last_event(evs, nr, TSC_OFFSET, 0);
 	last_mult = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
-	ASSERT_NE(NULL, off) TH_LOG("no %s for vCPU 0", TSC_OFFSET_EVENT);
-	ASSERT_NE(NULL, last_mult) TH_LOG("no %s for vCPU 0", TSC_MULTIPLIER_EVENT);
+	TSC_ASSERT_EVENT(TSC_RULE_ONE_EVENT_PER_WRITE, off, "%s for vCPU 0", TSC_OFFSET_EVENT);
+	TSC_ASSERT_EVENT(TSC_RULE_ONE_EVENT_PER_WRITE, last_mult, "%s for vCPU 0",
+			 TSC_MULTIPLIER_EVENT);
 	*mult = *last_mult;
 	tsc_guest_read(self->vcpus[0], s);
 	low = scale(s->host_before, mult->next, mult->frac_bits) + off->next;
 	high = scale(s->host_after, mult->next, mult->frac_bits) + off->next;
 	EXPECT_LE(s->guest - low, high - low)
-		TH_LOG("guest rdtsc %llu outside [%llu, %llu] = scale(host [%llu, %llu]) + offset %lld, multiplier %llu >> %u",
-		       (unsigned long long)s->guest, (unsigned long long)low,
-		       (unsigned long long)high, (unsigned long long)s->host_before,
-		       (unsigned long long)s->host_after, (long long)off->next,
-		       (unsigned long long)mult->next, mult->frac_bits);
+		TSC_LOG_RULE(TSC_RULE_FORMULA,
+			     "guest rdtsc %llu outside [%llu, %llu] = scale(host [%llu, %llu]) + offset %lld, multiplier %llu >> %u",
+			     (unsigned long long)s->guest, (unsigned long long)low,
+			     (unsigned long long)high, (unsigned long long)s->host_before,
+			     (unsigned long long)s->host_after, (long long)off->next,
+			     (unsigned long long)mult->next, mult->frac_bits);
 }
 
 /*
@@ -113,7 +117,8 @@ TEST_F(tsc, scaled_guest_tsc)
 	/* vCPU creation's events and KVM_SET_TSC_KHZ's, all in @evs. */
 	check_scaled_guest_tsc(_metadata, self, evs, &mult, &first);
 	ASSERT_NE(1ULL << mult.frac_bits, mult.next)
-		TH_LOG("KVM_SET_TSC_KHZ(%d) left the default multiplier", guest_khz);
+		TSC_LOG_RULE(TSC_RULE_TSC_KHZ_RATIO,
+			     "KVM_SET_TSC_KHZ(%d) left the default multiplier", guest_khz);
 	usleep(10000);
 	/* Nothing since: the same offset and multiplier must still hold. */
 	tsc_guest_read(self->vcpus[0], &second);
@@ -121,12 +126,17 @@ TEST_F(tsc, scaled_guest_tsc)
 	delta = second.guest - first.guest;
 	low = scale(second.host_before - first.host_after, mult.next, mult.frac_bits);
 	high = scale(second.host_after - first.host_before, mult.next, mult.frac_bits) + 1;
-	EXPECT_LE(low, delta) TH_LOG("guest advanced %llu for host %llu..%llu at %d/%d kHz",
-				     (unsigned long long)delta,
-				     (unsigned long long)(second.host_before - first.host_after),
-				     (unsigned long long)(second.host_after - first.host_before),
-				     guest_khz, host_khz);
-	EXPECT_GE(high, delta);
+	EXPECT_LE(low, delta)
+		TSC_LOG_RULE(TSC_RULE_FORMULA,
+			     "guest advanced %llu for host %llu..%llu at %d/%d kHz",
+			     (unsigned long long)delta,
+			     (unsigned long long)(second.host_before - first.host_after),
+			     (unsigned long long)(second.host_after - first.host_before),
+			     guest_khz, host_khz);
+	EXPECT_GE(high, delta)
+		TSC_LOG_RULE(TSC_RULE_FORMULA, "guest advanced %llu, more than %llu at %d/%d kHz",
+			     (unsigned long long)delta, (unsigned long long)high, guest_khz,
+			     host_khz);
 }
 
 TEST_HARNESS_MAIN

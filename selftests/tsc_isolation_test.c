@@ -64,8 +64,10 @@ TEST_F(tsc, dedicated_instance_records_events)
 	write_tsc(_metadata, self);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++)
-		EXPECT_EQ(2, tsc_count_events(evs, nr, TSC_OFFSET, i))
-			TH_LOG("kvm_write_tsc_offset events of vCPU %d in %s", i, self->instance);
+		TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 2,
+				    tsc_count_events(evs, nr, TSC_OFFSET, i),
+				    "kvm_write_tsc_offset events of vCPU %d (creation, IA32_TSC) in %s",
+				    i, self->instance);
 }
 
 TEST_F(tsc, other_instance_records_none)
@@ -82,19 +84,22 @@ TEST_F(tsc, other_instance_records_none)
 				      strerror(errno));
 	write_tsc(_metadata, self);
 	nr = _trace_read_tsc_events(other, evs, TSC_MAX_EVENTS);
-	EXPECT_EQ(0, nr) TH_LOG("TSC events in %s, which enabled none", name);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_ONLY_ENABLING_INSTANCE, 0, nr,
+			    "TSC events in %s, which enabled none", name);
 }
 
 TEST_F(tsc, top_level_records_none)
 {
 	const char *busy = top_level_busy();
-	long long before;
+	long long before, after;
 
 	if (busy)
 		SKIP(return, "%s", busy);
 	before = top_level_entries();
 	write_tsc(_metadata, self);
-	EXPECT_EQ(before, top_level_entries()) TH_LOG("top-level buffer entries");
+	after = top_level_entries();
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_ONLY_ENABLING_INSTANCE, before, after,
+			    "top-level buffer entries before and after the TSC writes");
 }
 
 TEST_HARNESS_MAIN

@@ -53,10 +53,12 @@ static void check_vcpu(struct __test_metadata *_metadata, unsigned int id,
 	EXPECT_NE(NULL, offset) TH_LOG("vCPU %u: no kvm_write_tsc_offset in the instance", id);
 	if (!mv->seen || !offset)
 		return;
-	EXPECT_EQ(offset->next, (uint64_t)mv->offset) TH_LOG("vCPU %u: the module's L1 offset", id);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_STATE_IS_LAST_NEXT, offset->next, (uint64_t)mv->offset,
+			    "vCPU %u: the module's L1 offset against the last next_tsc_offset", id);
 	if (mult)
-		EXPECT_EQ(mult->next, mv->multiplier)
-			TH_LOG("vCPU %u: the module's multiplier", id);
+		TSC_EXPECT_EVENT_EQ(TSC_RULE_STATE_IS_LAST_NEXT, mult->next, mv->multiplier,
+				    "vCPU %u: the module's multiplier against the last next_tsc_multiplier",
+				    id);
 }
 
 TEST_F(tsc, module_state_is_last_event)

@@ -53,7 +53,7 @@ static const struct tsc_event *multiplier_event(struct __test_metadata *_metadat
 	int nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	const struct tsc_event *ev = tsc_last_event(evs, nr, TSC_MULTIPLIER, 0);
 
-	ASSERT_NE(NULL, ev) TH_LOG("no %s %s", TSC_MULTIPLIER_EVENT, cause);
+	TSC_ASSERT_EVENT(TSC_RULE_ONE_EVENT_PER_WRITE, ev, "%s %s", TSC_MULTIPLIER_EVENT, cause);
 	return ev;
 }
 
@@ -66,9 +66,12 @@ TEST_F(tsc, multiplier_at_creation)
 	if (!multiplier_vm(_metadata, self, false, &frac_bits))
 		return;
 	ev = multiplier_event(_metadata, self, evs, "at vCPU creation");
-	EXPECT_EQ(frac_bits, ev->frac_bits) TH_LOG("frac_bits with %s", kvm_vendor_module());
-	EXPECT_EQ(0ULL, ev->prev) TH_LOG("previous multiplier");
-	EXPECT_EQ(1ULL << frac_bits, ev->next) TH_LOG("next multiplier");
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_FRAC_BITS, frac_bits, ev->frac_bits, "frac_bits with %s",
+			    kvm_vendor_module());
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_MULTIPLIER_AT_CREATION, 0ULL, ev->prev,
+			    "previous_tsc_multiplier at vCPU creation");
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_MULTIPLIER_AT_CREATION, 1ULL << frac_bits, ev->next,
+			    "next_tsc_multiplier at vCPU creation");
 }
 
 TEST_F(tsc, set_tsc_khz_writes_ratio)
@@ -86,9 +89,10 @@ TEST_F(tsc, set_tsc_khz_writes_ratio)
 
 	expected = ((__uint128_t)1 << frac_bits) * guest_khz / host_khz;
 	ev = multiplier_event(_metadata, self, evs, "after KVM_SET_TSC_KHZ");
-	EXPECT_EQ(1ULL << frac_bits, ev->prev) TH_LOG("previous multiplier");
-	EXPECT_EQ(expected, ev->next)
-		TH_LOG("multiplier for %d kHz on a %d kHz host", guest_khz, host_khz);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_PREVIOUS, 1ULL << frac_bits, ev->prev,
+			    "previous_tsc_multiplier against the default of vCPU creation");
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_TSC_KHZ_RATIO, expected, ev->next,
+			    "next_tsc_multiplier for %d kHz on a %d kHz host", guest_khz, host_khz);
 }
 
 TEST_HARNESS_MAIN

@@ -22,14 +22,18 @@ static void set_and_check(struct __test_metadata *_metadata, struct _test_data_t
 	if (ret)
 		return;
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	EXPECT_EQ(1, tsc_count_events(evs, nr, TSC_OFFSET, 0))
-		TH_LOG("kvm_write_tsc_offset events of KVM_VCPU_TSC_OFFSET = %lld",
-		       (long long)offset);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 1,
+			    tsc_count_events(evs, nr, TSC_OFFSET, 0),
+			    "kvm_write_tsc_offset events of KVM_VCPU_TSC_OFFSET = %lld",
+			    (long long)offset);
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
 	if (!ev)
 		return;
-	EXPECT_EQ(offset, ev->next) TH_LOG("next offset");
-	EXPECT_EQ(prev, ev->prev) TH_LOG("previous offset, before %lld", (long long)offset);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_NEXT, offset, ev->next,
+			    "next_tsc_offset against the KVM_VCPU_TSC_OFFSET written");
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_PREVIOUS, prev, ev->prev,
+			    "previous_tsc_offset, writing %lld, against the offset before",
+			    (long long)offset);
 }
 
 TEST_F(tsc, offset_attr_writes_offset)
@@ -44,7 +48,7 @@ TEST_F(tsc, offset_attr_writes_offset)
 	if (nr < 0)
 		return;
 	ev = tsc_last_event(evs, nr, TSC_OFFSET, 0);
-	ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset at vCPU creation");
+	TSC_ASSERT_EVENT(TSC_RULE_ONE_EVENT_PER_WRITE, ev, "kvm_write_tsc_offset at vCPU creation");
 
 	prev = ev->next;
 	for (i = 0; i < ARRAY_SIZE(offsets); i++) {

@@ -21,17 +21,19 @@ static void check_vcpu(struct __test_metadata *_metadata, struct kvm_vcpu *vcpu,
 	uint64_t offset;
 	int ret;
 
-	EXPECT_EQ(1, tsc_count_events(evs, nr, TSC_OFFSET, id))
-		TH_LOG("vCPU %u: kvm_write_tsc_offset events of KVM_SET_MSRS(IA32_TSC)", id);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 1,
+			    tsc_count_events(evs, nr, TSC_OFFSET, id),
+			    "vCPU %u: kvm_write_tsc_offset events of KVM_SET_MSRS(IA32_TSC)", id);
 	if (!ev)
 		return;
 	ret = __vcpu_device_attr_get(vcpu, KVM_VCPU_TSC_CTRL, KVM_VCPU_TSC_OFFSET, &offset);
 	EXPECT_EQ(0, ret) TH_LOG("vCPU %u: KVM_GET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s", id,
 				 strerror(errno));
-	EXPECT_EQ(last_next, ev->prev) TH_LOG("vCPU %u: previous offset", id);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_PREVIOUS, last_next, ev->prev,
+			    "vCPU %u: previous_tsc_offset against its creation's next", id);
 	if (!ret)
-		EXPECT_EQ(offset, ev->next)
-			TH_LOG("vCPU %u: next offset against KVM_VCPU_TSC_OFFSET", id);
+		TSC_EXPECT_EVENT_EQ(TSC_RULE_NEXT, offset, ev->next,
+				    "vCPU %u: next_tsc_offset against KVM_VCPU_TSC_OFFSET", id);
 }
 
 TEST_F(tsc, set_msr_writes_offset)
@@ -47,7 +49,8 @@ TEST_F(tsc, set_msr_writes_offset)
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++) {
 		ev = tsc_last_event(evs, nr, TSC_OFFSET, i);
-		ASSERT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset at the creation of vCPU %d", i);
+		TSC_ASSERT_EVENT(TSC_RULE_ONE_EVENT_PER_WRITE, ev,
+				 "kvm_write_tsc_offset at the creation of vCPU %d", i);
 		last_next[i] = ev->next;
 	}
 

@@ -22,13 +22,15 @@ TEST_F(tsc, same_tsc_gives_common_offset)
 
 	for (i = 0; i < NR_VCPUS; i++) {
 		ev = tsc_last_event(evs, nr, TSC_OFFSET, i);
-		EXPECT_NE(NULL, ev) TH_LOG("no kvm_write_tsc_offset for vCPU %d", i);
+		EXPECT_NE(NULL, ev) TSC_LOG_RULE(TSC_RULE_ONE_EVENT_PER_WRITE,
+						 "no kvm_write_tsc_offset for vCPU %d", i);
 		if (!ev)
 			continue;
 		if (!first)
 			first = ev;
-		EXPECT_EQ(first->next, ev->next)
-			TH_LOG("vCPU %d: next offset against vCPU %u's", i, first->vcpu_id);
+		TSC_EXPECT_EVENT_EQ(TSC_RULE_SYNC, first->next, ev->next,
+				    "vCPU %d: next_tsc_offset against vCPU %u's", i,
+				    first->vcpu_id);
 	}
 }
 

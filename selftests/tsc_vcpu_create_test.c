@@ -15,12 +15,13 @@ TEST_F(tsc, one_offset_event_per_vcpu)
 	tsc_create_vm(_metadata, self, NR_VCPUS);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
 	for (i = 0; i < NR_VCPUS; i++)
-		EXPECT_EQ(1, tsc_count_events(evs, nr, TSC_OFFSET, i))
-			TH_LOG("kvm_write_tsc_offset events of vCPU %d", i);
+		TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 1,
+				    tsc_count_events(evs, nr, TSC_OFFSET, i),
+				    "kvm_write_tsc_offset events of vCPU %d", i);
 	for (i = 0; i < nr; i++)
 		others += evs[i].kind == TSC_OFFSET && evs[i].vcpu_id >= NR_VCPUS;
-	EXPECT_EQ(0, others) TH_LOG("kvm_write_tsc_offset events of vCPU ids beyond %d",
-				    NR_VCPUS - 1);
+	TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 0, others,
+			    "kvm_write_tsc_offset events of vCPU ids beyond %d", NR_VCPUS - 1);
 }
 
 TEST_HARNESS_MAIN

@@ -45,6 +45,78 @@
 #define TSC_NO_SCALING "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)"
 
 /*
+ * The rules of the event contract (the series'
+ * Documentation/virt/kvm/x86/tsc-tracepoints.rst) that the tests check on
+ * what the events report, each written once: a failed check names the
+ * rule, so that its reader knows what broke, not only which numbers.
+ */
+enum tsc_rule {
+	TSC_RULE_ONE_EVENT_PER_WRITE,
+	TSC_RULE_PREVIOUS,
+	TSC_RULE_NEXT,
+	TSC_RULE_SYNC,
+	TSC_RULE_MULTIPLIER_AT_CREATION,
+	TSC_RULE_FRAC_BITS,
+	TSC_RULE_TSC_KHZ_RATIO,
+	TSC_RULE_FORMULA,
+	TSC_RULE_ONLY_ENABLING_INSTANCE,
+	TSC_RULE_NO_WRITE_NO_EVENT,
+	TSC_RULE_STATE_IS_LAST_NEXT,
+	TSC_RULE_OFFSET_FORMAT_UNCHANGED,
+	TSC_RULE_CONTRACT_FIELDS,
+	TSC_NR_RULES
+};
+
+static const char *const tsc_rules[TSC_NR_RULES] = {
+	[TSC_RULE_ONE_EVENT_PER_WRITE] =
+		"each write of a vCPU's L1 offset or multiplier (its creation, IA32_TSC, KVM_VCPU_TSC_OFFSET, KVM_SET_TSC_KHZ) fires one event with that vCPU's id",
+	[TSC_RULE_PREVIOUS] =
+		"previous is the value in force just before the change: the vCPU's last next, so that a consumer can chain its events",
+	[TSC_RULE_NEXT] =
+		"next is the value in force after the change: what KVM applies, and reports, from then on",
+	[TSC_RULE_SYNC] =
+		"next is the offset KVM applies: vCPUs whose TSCs KVM synchronized report one offset",
+	[TSC_RULE_MULTIPLIER_AT_CREATION] =
+		"vCPU creation writes the default multiplier: previous_tsc_multiplier 0, next 1 << frac_bits",
+	[TSC_RULE_FRAC_BITS] =
+		"frac_bits is the vendor's: 48 on Intel, 32 on AMD",
+	[TSC_RULE_TSC_KHZ_RATIO] =
+		"KVM_SET_TSC_KHZ writes the ratio KVM computes, (1 << frac_bits) * guest kHz / host kHz",
+	[TSC_RULE_FORMULA] =
+		"guest_tsc = ((host_tsc * multiplier) >> frac_bits) + offset, with the next values of the vCPU's last events",
+	[TSC_RULE_ONLY_ENABLING_INSTANCE] =
+		"an event is recorded only where it is enabled: in the instance that enabled it, not in another one nor the top level",
+	[TSC_RULE_NO_WRITE_NO_EVENT] =
+		"an event records a change of the offset: a request that KVM refuses changes nothing and records none",
+	[TSC_RULE_STATE_IS_LAST_NEXT] =
+		"a vCPU's state is the next values of its last events, rebuilt in order",
+	[TSC_RULE_OFFSET_FORMAT_UNCHANGED] =
+		"kvm_write_tsc_offset's format file stays byte-identical to unpatched 6.12's, but for its ID: line",
+	[TSC_RULE_CONTRACT_FIELDS] =
+		"each event has the contract's fields (include/tsc_event_names.h), in order, with their sizes, unsigned",
+};
+
+/* TH_LOG() of @fmt, then the contract's @rule that the failed check checks. */
+#define TSC_LOG_RULE(rule, fmt, ...)							\
+	TH_LOG(fmt " (contract: %s)", ##__VA_ARGS__, tsc_rules[rule])
+
+/*
+ * EXPECT_EQ(@expected, @seen) on what the events reported, @what (a printf
+ * format and its arguments) naming the value: a failure prints, in one
+ * line, the value expected, the one that came, and @rule. On a failure
+ * @expected and @seen are evaluated again: no side effects in them.
+ */
+#define TSC_EXPECT_EVENT_EQ(rule, expected, seen, what, ...)				\
+	EXPECT_EQ(expected, seen)							\
+		TSC_LOG_RULE(rule, what ": expected %lld (%#llx), got %lld (%#llx)",		\
+			     ##__VA_ARGS__, (long long)(expected), (unsigned long long)(expected), \
+			     (long long)(seen), (unsigned long long)(seen))
+
+/* ASSERT_NE(NULL, @ev), the event that @rule says must be there. */
+#define TSC_ASSERT_EVENT(rule, ev, what, ...)						\
+	ASSERT_NE(NULL, ev) TSC_LOG_RULE(rule, "no " what, ##__VA_ARGS__)
+
+/*
  * The project's test VMs boot the kernel with the series applied and run
  * the suite with KTT_TEST_KERNEL=1 in the environment: there, what the
  * series adds must be present, and its absence fails a test that skips on
