@@ -381,20 +381,22 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 	if (o->timeline) {
 		if (outfile_open(&files[OUT_TIMELINE], timeline_path(o)))
 			return -1;
-		add_sink(out, &text_sink_ops, text_sink_new(files[OUT_TIMELINE].f, o->fields,
-							    o->tsc_khz, out->desc));
+		add_sink(out, &text_sink_ops,
+			 text_sink_new(&(struct sink_out){ files[OUT_TIMELINE].f, out->desc, o->tsc_khz },
+				       o->fields));
 	}
 	if (o->json) {
 		if (outfile_open(&files[OUT_JSON], o->json))
 			return -1;
-		add_sink(out, &json_sink_ops, json_sink_new(files[OUT_JSON].f, out->desc,
-							    o->file_khz));
+		add_sink(out, &json_sink_ops,
+			 json_sink_new(&(struct sink_out){ files[OUT_JSON].f, out->desc, o->file_khz }));
 	}
 	if (o->perfetto) {
 		if (outfile_open(&files[OUT_PERFETTO], o->perfetto))
 			return -1;
-		add_sink(out, &perfetto_sink_ops, perfetto_sink_new(files[OUT_PERFETTO].f,
-								    out->desc, o->file_khz));
+		add_sink(out, &perfetto_sink_ops,
+			 perfetto_sink_new(&(struct sink_out){ files[OUT_PERFETTO].f, out->desc,
+								o->file_khz }));
 	}
 	if (o->summary && outfile_open(&files[OUT_SUMMARY], o->summary))
 		return -1;

@@ -27,9 +27,7 @@ struct thread {
 };
 
 struct json_sink {
-	FILE *out;
-	const struct sink_desc *desc;
-	unsigned long tsc_khz;
+	struct sink_out o;
 	uint64_t base;
 	bool started;
 	struct thread *seen;
@@ -37,14 +35,12 @@ struct json_sink {
 	unsigned int alloc_seen;
 };
 
-void *json_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz)
+void *json_sink_new(const struct sink_out *o)
 {
 	struct json_sink *j = xcalloc(1, sizeof(*j));
 
-	j->out = out;
-	j->desc = desc;
-	j->tsc_khz = tsc_khz;
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
+	j->o = *o;
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", o->f);
 	return j;
 }
 
@@ -68,9 +64,9 @@ static void put_string(FILE *out, const char *s)
 /* Microseconds from the first event, exact to the nanosecond. */
 static void put_ts(struct json_sink *j, uint64_t tsc)
 {
-	unsigned __int128 ns = tsc_to_ns(tsc - j->base, j->tsc_khz);
+	unsigned __int128 ns = tsc_to_ns(tsc - j->base, j->o.tsc_khz);
 
-	fprintf(j->out, "\"ts\":%llu.%03llu", (unsigned long long)(ns / 1000),
+	fprintf(j->o.f, "\"ts\":%llu.%03llu", (unsigned long long)(ns / 1000),
 		(unsigned long long)(ns % 1000));
 }
 
@@ -93,11 +89,11 @@ static void begin_event(struct json_sink *j, const char *ph, const char *name,
 			int pid, int tid, uint64_t tsc)
 {
 	if (j->started)
-		fputs(",\n", j->out);
+		fputs(",\n", j->o.f);
 	j->started = true;
-	fprintf(j->out, "{\"ph\":\"%s\",\"name\":", ph);
-	put_string(j->out, name);
-	fprintf(j->out, ",\"pid\":%d,\"tid\":%d,", pid, tid);
+	fprintf(j->o.f, "{\"ph\":\"%s\",\"name\":", ph);
+	put_string(j->o.f, name);
+	fprintf(j->o.f, ",\"pid\":%d,\"tid\":%d,", pid, tid);
 	put_ts(j, tsc);
 }
 
@@ -106,13 +102,13 @@ static void put_info(struct json_sink *j, const struct sink_event *e)
 	unsigned int len;
 	const char *info = sink_event_text(e, &len);
 
-	fputs(",\"args\":{\"info\":", j->out);
-	put_string(j->out, info);
+	fputs(",\"args\":{\"info\":", j->o.f);
+	put_string(j->o.f, info);
 	if (e->machine)
-		fprintf(j->out, ",\"guest_tsc\":%llu%s%s", (unsigned long long)e->guest_ts,
+		fprintf(j->o.f, ",\"guest_tsc\":%llu%s%s", (unsigned long long)e->guest_ts,
 			e->outside ? ",\"outside_host_run\":true" : "",
 			e->ambiguous ? ",\"ambiguous_step\":true" : "");
-	fputs("}}", j->out);
+	fputs("}}", j->o.f);
 }
 
 static void host_event(struct json_sink *j, const struct sink_event *e)
@@ -123,15 +119,15 @@ static void host_event(struct json_sink *j, const struct sink_event *e)
 	/* Slices of the host threads: the state LTTV drew as VIRT. */
 	if (e->kvm == SINK_KVM_ENTRY) {
 		begin_event(j, "B", "in guest", pid, tid, e->host_ts);
-		fprintf(j->out, ",\"args\":{\"vcpu\":%u}}", e->vcpu->id);
+		fprintf(j->o.f, ",\"args\":{\"vcpu\":%u}}", e->vcpu->id);
 	}
 	/* A trace that begins inside a run has no "B" for its first exit. */
 	if (e->kvm == SINK_KVM_EXIT && e->was_running) {
 		begin_event(j, "E", "in guest", pid, tid, e->host_ts);
-		fputc('}', j->out);
+		fputc('}', j->o.f);
 	}
 	begin_event(j, "i", e->name, pid, tid, e->host_ts);
-	fputs(",\"s\":\"t\"", j->out);
+	fputs(",\"s\":\"t\"", j->o.f);
 	put_info(j, e);
 }
 
@@ -145,19 +141,19 @@ static void json_event(void *priv, const struct sink_event *e)
 		host_event(j, e);
 		return;
 	}
-	begin_event(j, "i", e->name, guest_process_id(&j->desc->guests[e->machine - 1]),
+	begin_event(j, "i", e->name, guest_process_id(&j->o.desc->guests[e->machine - 1]),
 		    e->cpu, e->host_ts);
-	fputs(",\"s\":\"t\"", j->out);
+	fputs(",\"s\":\"t\"", j->o.f);
 	put_info(j, e);
 }
 
 static void put_name(struct json_sink *j, const char *kind, int pid, int tid,
 		     const char *name)
 {
-	fprintf(j->out, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+	fprintf(j->o.f, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
 		kind, pid, tid);
-	put_string(j->out, name);
-	fputs("}}", j->out);
+	put_string(j->o.f, name);
+	fputs("}}", j->o.f);
 }
 
 static int by_slot(const void *a, const void *b)
@@ -170,13 +166,13 @@ static int by_slot(const void *a, const void *b)
 /* In VM order, a VM's L1 guest before its L2. */
 static void name_guests(struct json_sink *j)
 {
-	int i, n = j->desc->nr_guests;
+	int i, n = j->o.desc->nr_guests;
 	const struct sink_guest **order = xcalloc(n + 1, sizeof(*order));
 	unsigned int c;
 	char buf[32];
 
 	for (i = 0; i < n; i++)
-		order[i] = &j->desc->guests[i];
+		order[i] = &j->o.desc->guests[i];
 	qsort(order, n, sizeof(*order), by_slot);
 	for (i = 0; i < n; i++) {
 		const struct sink_guest *g = order[i];
@@ -212,7 +208,7 @@ static int json_finish(void *priv)
 		name_guests(j);
 		name_host_threads(j);
 	}
-	fputs("\n]}\n", j->out);
+	fputs("\n]}\n", j->o.f);
 	free(j->seen);
 	free(j);
 	return 0;

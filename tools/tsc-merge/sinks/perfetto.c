@@ -85,9 +85,7 @@ struct sequence {
 };
 
 struct pf_sink {
-	FILE *out;
-	const struct sink_desc *desc;
-	unsigned long tsc_khz;
+	struct sink_out o;
 	struct sequence *seqs;
 	struct name names[NAME_SLOTS];
 	struct track tracks[TRACK_SLOTS];
@@ -98,14 +96,12 @@ struct pf_sink {
 	bool full;			/* a table ran out of slots */
 };
 
-void *perfetto_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz)
+void *perfetto_sink_new(const struct sink_out *o)
 {
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
 
-	p->out = out;
-	p->desc = desc;
-	p->tsc_khz = tsc_khz;
-	p->seqs = xcalloc(desc->nr_guests + 1, sizeof(*p->seqs));
+	p->o = *o;
+	p->seqs = xcalloc(o->desc->nr_guests + 1, sizeof(*p->seqs));
 	p->texts = xcalloc(TEXT_SLOTS, sizeof(*p->texts));
 	p->next_uuid = 1;
 	return p;
@@ -130,8 +126,8 @@ static void write_packet(struct pf_sink *p, Packet *pkt)
 	for (v = len; v >= 0x80; v >>= 7)
 		head[n++] = (v & 0x7f) | 0x80;
 	head[n++] = v;
-	fwrite(head, 1, n, p->out);
-	fwrite(p->buf, 1, len, p->out);
+	fwrite(head, 1, n, p->o.f);
+	fwrite(p->buf, 1, len, p->o.f);
 }
 
 /* Names a packet interns: the standard ones, an event's name and text. */
@@ -271,7 +267,7 @@ static uint64_t guest_vcpu_track(struct pf_sink *p, const struct sink_event *e)
 	char name[32];
 
 	if (new_track(p, track_key(TRACK_GUEST, machine, 0), &vm)) {
-		vm.name = (char *)p->desc->guests[machine - 1].label;
+		vm.name = (char *)p->o.desc->guests[machine - 1].label;
 		write_descriptor(p, machine, &vm);
 	}
 	if (!new_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &td))
@@ -367,7 +363,7 @@ static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	for (i = 0; i < te->n_debug_annotations; i++)
 		if (te->debug_annotations[i]->string_value)
 			intern_annotation(p, machine, &pkt, &interned, te->debug_annotations[i]);
-	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->tsc_khz));
+	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->o.tsc_khz));
 	PB_SET(*te, track_uuid, track);
 	if (named) {
 		PB_SET(*te, name_iid, intern_name(p, e, &en));

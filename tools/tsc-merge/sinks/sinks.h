@@ -102,18 +102,27 @@ struct sink {
 	void *priv;
 };
 
+/*
+ * What a file sink writes to and with: its file, the run's description and
+ * the host TSC rate its times are in (0: none, ticks are shown).
+ */
+struct sink_out {
+	FILE *f;
+	const struct sink_desc *desc;
+	unsigned long tsc_khz;
+};
+
 /* text.c */
 bool text_fields_valid(const char *fields);
-void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
-		    const struct sink_desc *desc);
+void *text_sink_new(const struct sink_out *o, const char *fields);
 extern const struct sink_ops text_sink_ops;
 
 /* json.c */
-void *json_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz);
+void *json_sink_new(const struct sink_out *o);
 extern const struct sink_ops json_sink_ops;
 
 /* perfetto.c */
-void *perfetto_sink_new(FILE *out, const struct sink_desc *desc, unsigned long tsc_khz);
+void *perfetto_sink_new(const struct sink_out *o);
 extern const struct sink_ops perfetto_sink_ops;
 
 /* sync.c */

@@ -42,11 +42,9 @@ struct line {
 };
 
 struct text_sink {
-	FILE *out;
-	unsigned long tsc_khz;
+	struct sink_out o;
 	enum column cols[NR_COLUMNS * 2];
 	int nr_cols;
-	const struct sink_desc *desc;
 	struct line line;
 };
 
@@ -86,15 +84,12 @@ bool text_fields_valid(const char *fields)
 }
 
 /* @fields passed text_fields_valid() when the options were read. */
-void *text_sink_new(FILE *out, const char *fields, unsigned long tsc_khz,
-		    const struct sink_desc *desc)
+void *text_sink_new(const struct sink_out *o, const char *fields)
 {
 	struct text_sink *t = xcalloc(1, sizeof(*t));
 
 	parse_fields(t, fields);
-	t->out = out;
-	t->tsc_khz = tsc_khz;
-	t->desc = desc;
+	t->o = *o;
 	return t;
 }
 
@@ -165,11 +160,11 @@ static void print_time(struct text_sink *t, uint64_t tsc)
 {
 	unsigned __int128 ns;
 
-	if (!t->tsc_khz) {
+	if (!t->o.tsc_khz) {
 		put_number(&t->line, tsc, 1, 20, false);
 		return;
 	}
-	ns = tsc_to_ns(tsc, t->tsc_khz);
+	ns = tsc_to_ns(tsc, t->o.tsc_khz);
 	put_number(&t->line, ns / 1000000000, 1, 10, false);
 	put_chars(&t->line, ".", 1);
 	put_number(&t->line, ns % 1000000000, 9, 9, false);
@@ -183,7 +178,7 @@ static void print_source(struct text_sink *t, const struct sink_event *e)
 		put_string(&t->line, "host", 10, true);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%s:%d%s%s", t->desc->guests[e->machine - 1].name, e->cpu,
+	snprintf(buf, sizeof(buf), "%s:%d%s%s", t->o.desc->guests[e->machine - 1].name, e->cpu,
 		 e->outside ? "!" : "", e->ambiguous ? "?" : "");
 	put_string(&t->line, buf, 10, true);
 }
@@ -248,7 +243,7 @@ static void text_event(void *priv, const struct sink_event *e)
 		print_column(t, t->cols[i], e);
 	}
 	put_chars(&t->line, "\n", 1);
-	fwrite(t->line.buf, 1, t->line.len, t->out);
+	fwrite(t->line.buf, 1, t->line.len, t->o.f);
 }
 
 static int text_finish(void *priv)
