@@ -9,8 +9,6 @@
 
 set -u
 
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$(dirname "$0")/../lib/common.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
 . "$(dirname "$0")/../lib/script-test.sh"
 

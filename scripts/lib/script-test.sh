@@ -4,6 +4,11 @@
 # OUT and STATUS are read by the tests that source this file.
 # shellcheck disable=SC2034
 
+# What every script test needs of the scripts it tests: the tree's layout,
+# die and note, and kselftest's KTAP helpers.
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
 # Run [VAR=VALUE...] COMMAND [ARG...]; keep its output in $OUT and its
 # status in $STATUS.
 run_cmd()
