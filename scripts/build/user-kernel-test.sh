@@ -88,14 +88,22 @@ test_git_apply()
 	[ -z "$(git -C "$CLONE" status --porcelain --untracked-files=no)" ] || { echo "# tree not clean"; return 1; }
 }
 
+# make apply on TREE fails saying PATTERN, and FINGERPRINT... (a command
+# that describes the tree) prints the same after as before.
+expect_refused()
+{
+	local tree=$1 pattern=$2 before
+
+	shift 2
+	before=$("$@") || return 1
+	run_cmd KSRC="$tree" "$APPLY"
+	expect_error "$pattern" || return 1
+	[ "$("$@")" = "$before" ] || { echo "# the refused tree changed: $* differs"; return 1; }
+}
+
 test_git_applied_again()
 {
-	local head
-
-	head=$(git -C "$CLONE" rev-parse HEAD)
-	run_cmd KSRC="$CLONE" "$APPLY"
-	expect_error "already has the series" || return 1
-	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$head" ] || { echo "# HEAD moved"; return 1; }
+	expect_refused "$CLONE" "already has the series" git -C "$CLONE" rev-parse HEAD
 }
 
 # The same files as the git tree with the series: patch did what git am did.
@@ -110,12 +118,7 @@ test_plain_apply()
 
 test_plain_applied_again()
 {
-	local before
-
-	before=$(tree_sum "$PLAIN")
-	run_cmd KSRC="$PLAIN" "$APPLY"
-	expect_error "already has the series" || return 1
-	[ "$(tree_sum "$PLAIN")" = "$before" ] || { echo "# the refused tree changed"; return 1; }
+	expect_refused "$PLAIN" "already has the series" tree_sum "$PLAIN"
 }
 
 test_git_failing_patch()
@@ -136,27 +139,17 @@ test_git_failing_patch()
 
 test_git_dirty()
 {
-	local before
-
 	echo "/* local edit */" >>"$CLONE/arch/x86/kvm/x86.c"
-	before=$(sha256sum "$CLONE/arch/x86/kvm/x86.c")
-	run_cmd KSRC="$CLONE" "$APPLY"
-	expect_error "uncommitted changes" || return 1
-	[ "$(sha256sum "$CLONE/arch/x86/kvm/x86.c")" = "$before" ] || { echo "# the refused tree changed"; return 1; }
+	expect_refused "$CLONE" "uncommitted changes" sha256sum "$CLONE/arch/x86/kvm/x86.c"
 }
 
 test_plain_failing_patch()
 {
-	local before
-
 	rm -rf "$PLAIN"
 	export_files "$CLONE" "$(git -C "$SOURCE" rev-parse "$BASE_REF")" "$PLAIN"
 	spoil "$PLAIN"
-	before=$(tree_sum "$PLAIN")
-	run_cmd KSRC="$PLAIN" "$APPLY"
-	expect_error "patch $SPOILED_PATCH.*does not apply.*were reversed" || return 1
-	expect_error "$SPOILED_FILE: Hunk #1 FAILED" || return 1
-	[ "$(tree_sum "$PLAIN")" = "$before" ] || { echo "# the tree is not byte-identical to before"; return 1; }
+	expect_refused "$PLAIN" "patch $SPOILED_PATCH.*does not apply.*were reversed" tree_sum "$PLAIN" &&
+		expect_error "$SPOILED_FILE: Hunk #1 FAILED"
 }
 
 # tinyconfig for ARCH, as a user's base: x86 (32-bit there) lacks what KVM
