@@ -64,11 +64,7 @@ static void show(struct progress *p, const char *text)
 static void report(struct progress *p, double elapsed)
 {
 	char done[32], total[32], eta[32], left[48] = "", text[128];
-	/*
-	 * A compressed file's records are numbered in libtracecmd's
-	 * decompressed space, which may run past the stored size: such a
-	 * pass stays at 99% until it ends.
-	 */
+	/* 100% only once the pass has ended. */
 	double frac = p->total ? (double)p->done / p->total : 0;
 
 	if (frac > 0.99)

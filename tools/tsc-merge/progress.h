@@ -22,7 +22,7 @@ struct progress {
 	bool on;
 	const char *what;		/* "scanning" */
 	const char *path;		/* the file it reads; NULL: several */
-	uint64_t total;			/* bytes of CPU data the pass reads */
+	uint64_t total;			/* bytes of CPU data it reads, decompressed */
 	uint64_t done;
 	unsigned int countdown;		/* records until the next look */
 	struct timespec start;

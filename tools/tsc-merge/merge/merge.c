@@ -333,7 +333,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 }
 
 /*
- * @p counts the file bytes the streams have moved past: each record's
+ * @p counts the CPU data bytes the streams have moved past: each record's
  * distance from its CPU's previous one.
  */
 static int run_merge(struct merge *m, struct sink *sinks, int nr_sinks, struct progress *p)
@@ -379,7 +379,7 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		.host_first = host->first_ts,
 	};
 	struct progress p;
-	uint64_t bytes = host->data_bytes;
+	uint64_t bytes = host->page_bytes;
 	int i, ret = -1;
 
 	memset(stats, 0, sizeof(*stats));
@@ -394,7 +394,7 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 	for (i = 0; i < nr_sinks; i++)
 		m.tasks |= sinks[i].ops->tasks;
 	for (i = 0; i < nr_guests; i++)
-		bytes += guests[i].file.data_bytes;
+		bytes += guests[i].file.page_bytes;
 	progress_start(&p, progress, "merging", NULL, bytes);
 	ret = run_merge(&m, sinks, nr_sinks, &p);
 	progress_finish(&p, !ret);

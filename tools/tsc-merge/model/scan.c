@@ -427,7 +427,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
 	host->first_ts = UINT64_MAX;
 	vm_table_add_guest_options(vms, host);
 	host_events_warn_missing(&sc.he, host->path);
-	progress_start(&sc.progress, progress, "scanning", host->path, host->data_bytes);
+	progress_start(&sc.progress, progress, "scanning", host->path, host->page_bytes);
 	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);
 	progress_finish(&sc.progress, !sc.damaged && ret >= 0);
 	free(sc.next_offset);
