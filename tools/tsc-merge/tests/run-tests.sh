@@ -394,6 +394,14 @@ test_progress()
 		[ "$(wc -l <<<"$ERR_LAST")" = 2 ] && grep -q "scanning .*: 0% (0 B of " "$WORK/progress.err"; } ||
 		{ echo "# got: $(cat -A "$WORK/progress.err")"; false; }
 	tap_result $? "--progress to a file: a line for each pass, rewritten up to 100%"
+	# libtracecmd numbers a compressed file's records in its decompressed data.
+	trace-cmd convert --file-version 7 --compression zstd -i "$WORK/step-host.dat" \
+		-o "$WORK/step-host-zstd.dat" >/dev/null 2>&1
+	"$MERGE" --progress -n -H "$WORK/step-host-zstd.dat" -g "$WORK/step-guest.dat" \
+		2>"$WORK/progress-zstd.err"
+	grep -q "scanning $WORK/step-host-zstd.dat: 0% (0 B of 4.1 kB)" "$WORK/progress-zstd.err" &&
+		grep -q "scanning $WORK/step-host-zstd.dat: 100% (4.1 kB) in" "$WORK/progress-zstd.err"
+	tap_result $? "a compressed host file: the progress counts its decompressed CPU data"
 	progress progress-q --progress -q
 	[ "$STATUS" = 0 ] && [ ! -s "$WORK/progress-q.err" ]
 	tap_result $? "-q: no progress"
@@ -702,7 +710,7 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((55 + unit_plan))
+	tap_plan $((56 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
