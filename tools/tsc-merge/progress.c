@@ -42,7 +42,9 @@ static void format_time(char *buf, size_t size, double s)
 {
 	unsigned long t = s + 0.5;
 
-	if (t < 60)
+	if (!t)
+		snprintf(buf, size, "under 1 s");
+	else if (t < 60)
 		snprintf(buf, size, "%lu s", t);
 	else if (t < 3600)
 		snprintf(buf, size, "%lu min %lu s", t / 60, t % 60);
