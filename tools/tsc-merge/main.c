@@ -472,7 +472,7 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 	if (check_files(o))
 		return EXIT_USAGE;
 	if (trace_file_open(host, o->host) || open_guests(o) ||
-	    scan_host(host, vms) || tie_guests(o, host, vms) || find_tsc_khz(o, host))
+	    scan_host(host, vms, o->progress) || tie_guests(o, host, vms) || find_tsc_khz(o, host))
 		return EXIT_BAD_INPUT;
 	if (open_outputs(o, host, vms, &out)) {
 		finish_outputs(o, &out, host, vms, NULL, true);

@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 #include "merge/merge.h"
+#include "progress.h"
 #include "tracecmd-private.h"
-
-#define PROGRESS_EVERY (1u << 20)
 
 /* A task as the sinks name it; @comm NULL: none looked up yet. */
 struct task {
@@ -333,30 +332,25 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		sinks[i].ops->event(sinks[i].priv, &e);
 }
 
-static void show_progress(const struct merge *m, bool done)
-{
-	unsigned long long n = m->stats->host_events + m->stats->guest_events;
-
-	if (done || !(n % PROGRESS_EVERY))
-		fprintf(stderr, "\rkvm-tsc-merge: %llu events merged%s", n, done ? "\n" : "");
-}
-
-static int run_merge(struct merge *m, struct sink *sinks, int nr_sinks, bool progress)
+/*
+ * @p counts the CPU data bytes the streams have moved past: each record's
+ * distance from its CPU's previous one.
+ */
+static int run_merge(struct merge *m, struct sink *sinks, int nr_sinks, struct progress *p)
 {
 	while (m->nr_heap) {
 		struct stream *s = m->heap[0];
+		uint64_t at = s->next_offset;
 
 		emit(m, s, sinks, nr_sinks);
-		if (progress)
-			show_progress(m, false);
 		if (advance(s, false))
 			return -1;
 		if (!s->rec)
 			m->heap[0] = m->heap[--m->nr_heap];
+		else
+			progress_add(p, s->next_offset - at);
 		sift_down(m, 0);
 	}
-	if (progress)
-		show_progress(m, true);
 	return 0;
 }
 
@@ -384,6 +378,8 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		.stats = stats,
 		.host_first = host->first_ts,
 	};
+	struct progress p;
+	uint64_t bytes = host->page_bytes;
 	int i, ret = -1;
 
 	memset(stats, 0, sizeof(*stats));
@@ -397,7 +393,11 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		goto out;
 	for (i = 0; i < nr_sinks; i++)
 		m.tasks |= sinks[i].ops->tasks;
-	ret = run_merge(&m, sinks, nr_sinks, progress);
+	for (i = 0; i < nr_guests; i++)
+		bytes += guests[i].file.page_bytes;
+	progress_start(&p, progress, "merging", NULL, bytes);
+	ret = run_merge(&m, sinks, nr_sinks, &p);
+	progress_finish(&p, !ret);
 out:
 	free_merge(&m);
 	return ret;

@@ -140,6 +140,7 @@ uint64_t vcpu_key(const struct vcpu *v);
 void vcpu_label(const struct vcpu *v, const char *what, char *buf, size_t size);
 int vcpu_process(const struct vcpu *v);
 void vm_table_add_guest_options(struct vm_table *t, const struct trace_file *host);
+void vm_table_set_unseen(struct vm_table *t, const char *events);
 int vm_table_tie_guest(struct vm_table *t, struct guest *g, const struct trace_file *host);
 int guest_check_cpus(struct guest *g);
 
@@ -223,7 +224,7 @@ enum snapshot_kind snapshot_parse(const char *line, struct snapshot_vcpu *v,
 				  unsigned long *khz);
 
 /* scan.c */
-int scan_host(struct trace_file *host, struct vm_table *vms);
+int scan_host(struct trace_file *host, struct vm_table *vms, bool progress);
 void vcpus_check_known(struct vm *vm, const char *host_path, int *errors);
 void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g);
 

@@ -10,6 +10,7 @@
 
 #include "tsc_event.h"
 #include "model/model.h"
+#include "progress.h"
 
 struct scan {
 	struct host_events he;
@@ -22,11 +23,19 @@ struct scan {
 	bool damaged;
 	uint64_t *next_offset;		/* per CPU of all buffers, for record_repeats() */
 	int nr_cpus;
+	uint64_t seen[HOST_SNAPSHOT + 1];	/* records of each kind */
+	struct progress progress;
 };
 
-/* Whether libtracecmd gives global CPU @cpu's record again. */
+/*
+ * Whether libtracecmd gives global CPU @cpu's record again; the distance
+ * from the CPU's last record is how much more of the file was read.
+ */
 static bool repeats(struct scan *sc, const struct tep_record *r, int cpu)
 {
+	uint64_t at;
+	bool again;
+
 	if (cpu >= sc->nr_cpus) {
 		int n = cpu + 1 > 2 * sc->nr_cpus ? cpu + 1 : 2 * sc->nr_cpus;
 
@@ -34,7 +43,11 @@ static bool repeats(struct scan *sc, const struct tep_record *r, int cpu)
 		memset(sc->next_offset + sc->nr_cpus, 0, (n - sc->nr_cpus) * sizeof(*sc->next_offset));
 		sc->nr_cpus = n;
 	}
-	return record_repeats(&sc->next_offset[cpu], r, sc->path, r->cpu);
+	at = sc->next_offset[cpu];
+	again = record_repeats(&sc->next_offset[cpu], r, sc->path, r->cpu);
+	if (at)
+		progress_add(&sc->progress, sc->next_offset[cpu] - at);
+	return again;
 }
 
 /* Values no KVM writes: a damaged file, stopped here, before any use. */
@@ -324,7 +337,8 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 		sc->last_ts = r->ts;
 	if (r->ts < sc->host->first_ts)
 		sc->host->first_ts = r->ts;
-	switch (host_event_decode(&sc->he, handle, r, &ev)) {
+	sc->seen[host_event_decode(&sc->he, handle, r, &ev)]++;
+	switch (ev.kind) {
 	case HOST_OTHER:
 		return 0;
 	case HOST_NEWTASK:
@@ -380,7 +394,30 @@ static void close_steps(struct vm_table *vms, uint64_t end)
 	}
 }
 
-int scan_host(struct trace_file *host, struct vm_table *vms)
+/*
+ * The events a vCPU needs that the host trace holds none of, though its
+ * formats may: the recording left them out or filtered them. The VMs are
+ * found from them, so an error about a VM names them.
+ */
+static void note_unseen(struct scan *sc)
+{
+	static const struct { enum host_kind kind; const char *name; } needed[] = {
+		{ HOST_OFFSET, TSC_EVENT_SYSTEM ":" TSC_OFFSET_EVENT },
+		{ HOST_ENTRY, "kvm:kvm_entry" },
+		{ HOST_EXIT, "kvm:kvm_exit" },
+		{ HOST_NEWTASK, "task:task_newtask" },
+	};
+	char names[128] = "";
+	size_t i, len = 0;
+
+	for (i = 0; i < ARRAY_SIZE(needed); i++)
+		if (!sc->seen[needed[i].kind] && len < sizeof(names))
+			len += snprintf(names + len, sizeof(names) - len, "%s%s",
+					len ? ", " : "", needed[i].name);
+	vm_table_set_unseen(sc->vms, names);
+}
+
+int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
 {
 	struct scan sc = { .host = host, .vms = vms, .path = host->path };
 	int ret;
@@ -390,8 +427,11 @@ int scan_host(struct trace_file *host, struct vm_table *vms)
 	host->first_ts = UINT64_MAX;
 	vm_table_add_guest_options(vms, host);
 	host_events_warn_missing(&sc.he, host->path);
+	progress_start(&sc.progress, progress, "scanning", host->path, host->page_bytes);
 	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);
+	progress_finish(&sc.progress, !sc.damaged && ret >= 0);
 	free(sc.next_offset);
+	note_unseen(&sc);
 	if (sc.damaged)
 		return -1;
 	if (ret < 0) {

@@ -28,6 +28,7 @@ struct vm_table {
 	struct thread *threads[1 << THREAD_HASH_BITS];
 	struct vm **vms;
 	unsigned int nr_vms;
+	char unseen[128];		/* needed events the host trace has none of */
 };
 
 static unsigned int hash_tid(int tid)
@@ -540,7 +541,16 @@ void vm_table_add_guest_options(struct vm_table *t, const struct trace_file *hos
 	}
 }
 
-/* Never guess: an ambiguous or missing VM is an error listing the choices. */
+/* The scan's list of needed host events with no record: "" when it has all. */
+void vm_table_set_unseen(struct vm_table *t, const char *events)
+{
+	snprintf(t->unseen, sizeof(t->unseen), "%s", events);
+}
+
+/*
+ * Never guess: an ambiguous or missing VM is an error listing the choices,
+ * and the events the VMs are found from, when the recording has none.
+ */
 int vm_table_tie_guest(struct vm_table *t, struct guest *g, const struct trace_file *host)
 {
 	const struct td_guest_map *map = g->want_pid ? NULL : guest_map_of(host, g);
@@ -558,6 +568,9 @@ int vm_table_tie_guest(struct vm_table *t, struct guest *g, const struct trace_f
 		list_candidates(t, stderr);
 		if (!t->nr_vms)
 			fprintf(stderr, "  (none: no kvm_entry in the host trace)\n");
+		if (t->unseen[0])
+			fprintf(stderr, "%s: the host trace has no records of %s (left out of the recording, or filtered out), and the VMs and their vCPUs are found from them: record the host with tools/record-host/record-host.sh, as the user guide's \"Three ways to record\" says (Documentation/user-guide.md)\n",
+				host->path, t->unseen);
 		return -1;
 	}
 	if (vm->guest[g->level]) {

@@ -353,6 +353,63 @@ test_no_events()
 	tap_result $? "a guest that recorded no CPU data merges as the host's events alone"
 }
 
+# A host trace whose formats hold the needed events but whose data has none
+# of some: the error about the VM names them and the recipe.
+test_unseen_host_events()
+{
+	{ vmm 1000 0x100000000 32 100 1001 1002
+	  run 1001 0 100 200; run 1002 1 210 300; } >"$WORK/unseen.spec"
+	{ mark 0 250 a; mark 1 260 b; } | mktrace unseen-guest
+	grep -v task_newtask "$WORK/unseen.spec" | mktrace no-newtask-host
+	merge no-newtask -H "$WORK/no-newtask-host.dat" -g "$WORK/unseen-guest.dat"
+	expect_error "no VM with 2 vCPUs" &&
+		expect_error "has no records of task:task_newtask (left out of the recording, or filtered out)" &&
+		expect_error 'record-host.sh, as the user guide.s "Three ways to record" says'
+	tap_result $? "a host trace without task_newtask records: the error names the event and the recipe"
+	grep -v 'kvm_entry\|kvm_exit' "$WORK/unseen.spec" | mktrace no-entry-host
+	merge no-entry -H "$WORK/no-entry-host.dat" -g "$WORK/unseen-guest.dat"
+	expect_error "has no records of kvm:kvm_entry, kvm:kvm_exit (" &&
+		! grep -q task_newtask <<<"$ERR"
+	tap_result $? "a host trace without kvm_entry and kvm_exit records: the error names those, not the others"
+}
+
+# progress NAME ARGS...: $ERR_LAST, each stderr line as its last rewrite shows it.
+progress()
+{
+	local name=$1
+
+	shift
+	"$MERGE" -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" "$@" \
+		>"$WORK/$name.out" 2>"$WORK/$name.err"
+	STATUS=$?
+	ERR_LAST=$(awk -F'\r' '{ print $NF }' "$WORK/$name.err")
+}
+
+test_progress()
+{
+	progress progress --progress
+	{ [ "$STATUS" = 0 ] &&
+		grep -qx "kvm-tsc-merge: scanning $WORK/step-host.dat: 100% (.*) in .* s *" <<<"$ERR_LAST" &&
+		grep -qx "kvm-tsc-merge: merging: 100% (.*) in .* s *" <<<"$ERR_LAST" &&
+		[ "$(wc -l <<<"$ERR_LAST")" = 2 ] && grep -q "scanning .*: 0% (0 B of " "$WORK/progress.err"; } ||
+		{ echo "# got: $(cat -A "$WORK/progress.err")"; false; }
+	tap_result $? "--progress to a file: a line for each pass, rewritten up to 100%"
+	# libtracecmd numbers a compressed file's records in its decompressed data.
+	trace-cmd convert --file-version 7 --compression zstd -i "$WORK/step-host.dat" \
+		-o "$WORK/step-host-zstd.dat" >/dev/null 2>&1
+	"$MERGE" --progress -n -H "$WORK/step-host-zstd.dat" -g "$WORK/step-guest.dat" \
+		2>"$WORK/progress-zstd.err"
+	grep -q "scanning $WORK/step-host-zstd.dat: 0% (0 B of 4.1 kB)" "$WORK/progress-zstd.err" &&
+		grep -q "scanning $WORK/step-host-zstd.dat: 100% (4.1 kB) in" "$WORK/progress-zstd.err"
+	tap_result $? "a compressed host file: the progress counts its decompressed CPU data"
+	progress progress-q --progress -q
+	[ "$STATUS" = 0 ] && [ ! -s "$WORK/progress-q.err" ]
+	tap_result $? "-q: no progress"
+	progress progress-default
+	[ "$STATUS" = 0 ] && [ ! -s "$WORK/progress-default.err" ]
+	tap_result $? "stderr not a terminal: no progress unless asked"
+}
+
 # snapshot FILE...: their kinds and contents, to compare before and after.
 snapshot()
 {
@@ -653,12 +710,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((50 + unit_plan))
+	tap_plan $((56 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_json test_perfetto test_sync_out test_outputs_kept \
-		 test_outputs_refused test_no_events test_snapshot; do
+		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
+		 test_progress; do
 		"$t"
 	done
 	tap_import <"$WORK/unit.tap"

@@ -175,6 +175,7 @@ static int read_structure(struct trace_file *tf)
 		return -1;
 	ret = td_check_sizes(&f) || td_read_meta(&f, &tf->meta);
 	tf->data_bytes = f.data_bytes;
+	tf->page_bytes = f.page_bytes;
 	td_close(&f);
 	return ret ? -1 : 0;
 }

@@ -419,6 +419,7 @@ static int check_cpu_chunks(struct td_file *f, uint64_t cpu, uint64_t off, uint6
 		at += len;
 		free(data);
 	}
+	f->page_bytes += at;
 	return ret;
 }
 
@@ -452,6 +453,7 @@ static int check_cpu_data(struct td_file *f, uint64_t cpu, uint64_t off, uint64_
 	f->data_bytes += size;
 	if (compressed)
 		return check_cpu_chunks(f, cpu, off, size);
+	f->page_bytes += size;
 	/* libtracecmd maps the data from its first byte. */
 	if (off % f->page_size)
 		return td_damaged(f, "CPU %" PRIu64 "'s data at %" PRIu64 " does not start on a page", cpu, off);

@@ -81,6 +81,8 @@ struct trace_file {
 	int nr_buffers;
 	struct td_meta meta;
 	uint64_t data_bytes;		/* its CPU data, all buffers, as stored */
+	/* Decompressed: libtracecmd numbers the records' offsets in these. */
+	uint64_t page_bytes;
 	unsigned long snapshot_khz;	/* host: record-host.sh's tsc_khz line */
 	uint64_t first_ts;		/* host: its first event's TSC */
 };
@@ -123,6 +125,7 @@ struct td_file {
 	uint32_t page_size;		/* of its ring buffer */
 	int commit_size;		/* a page's commit field: 4 or 8 bytes */
 	uint64_t data_bytes;		/* tdcheck.c: the CPU data it checked */
+	uint64_t page_bytes;		/* the same, decompressed */
 	unsigned int buffers;		/* tdcheck.c: its BUFFER options */
 	uint64_t header_end;		/* where the file header ends */
 	uint64_t first_options;		/* version 7: the first option section */
