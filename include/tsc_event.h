@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tsc_event.h: the TSC event model: the three kvm events of the contract,
- * their fields, and one recorded event. Plain C with no test framework:
- * the selftests and kvm-tsc-merge both read the events by the names of
- * tsc_event_names.h (the series'
+ * their fields (the table in lib/tsc_event.c), and one recorded event.
+ * Plain C with no test framework: the selftests and kvm-tsc-merge both
+ * read the events with it, by the names of tsc_event_names.h (the series'
  * Documentation/virt/kvm/x86/tsc-tracepoints.rst defines the events,
  * Documentation/contract.md what the project adds).
  */
@@ -44,6 +44,14 @@ struct tsc_event_field {
 	size_t member;
 };
 
+/* Every field of the contract is unsigned; its size is the member's. */
+#define TSC_EVENT_FIELD(field_name, m) {				\
+	.name = field_name,						\
+	.size = sizeof(((struct tsc_event *)NULL)->m),			\
+	.is_signed = false,						\
+	.member = offsetof(struct tsc_event, m),			\
+}
+
 struct tsc_event_type {
 	const char *name;
 	unsigned int nr_fields;
@@ -56,9 +64,5 @@ extern const struct tsc_event_type tsc_event_types[TSC_NR_KINDS];
 int tsc_event_kind(const char *event_name);
 void tsc_event_store(struct tsc_event *ev, const struct tsc_event_field *field,
 		     uint64_t value);
-const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
-				       enum tsc_event_kind kind, unsigned int vcpu_id);
-int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
-		     unsigned int vcpu_id);
 
 #endif

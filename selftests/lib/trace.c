@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * trace.c: tracefs instances that record the TSC events with the host TSC
- * as clock, and the events read back from them. Who removes an instance,
- * and when, is the caller's business (the tests' fixture).
+ * as clock, the events read back from them, and lookups over what was
+ * read. Who removes an instance, and when, is the caller's business (the
+ * tests' fixture).
  */
 #include <errno.h>
 #include <limits.h>
@@ -269,4 +270,25 @@ int _trace_read_tsc_events(struct tracefs_instance *inst, struct tsc_event *evs,
 	    !reader.err)
 		return -EIO;
 	return reader.err ? reader.err : reader.nr;
+}
+
+/* vCPU @vcpu_id's last event of @kind among @evs, or NULL. */
+const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
+				       enum tsc_event_kind kind, unsigned int vcpu_id)
+{
+	while (nr--)
+		if (evs[nr].kind == kind && evs[nr].vcpu_id == vcpu_id)
+			return &evs[nr];
+	return NULL;
+}
+
+/* How many events of @kind among @evs are vCPU @vcpu_id's. */
+int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
+		     unsigned int vcpu_id)
+{
+	int count = 0;
+
+	while (nr--)
+		count += evs[nr].kind == kind && evs[nr].vcpu_id == vcpu_id;
+	return count;
 }

@@ -28,5 +28,9 @@ int _trace_tsc_instance_create(const char *name, pid_t pid, struct tracefs_insta
 			       const char **step);
 int _trace_enable_tsc_events(struct tracefs_instance *inst, const char **event);
 int _trace_read_tsc_events(struct tracefs_instance *inst, struct tsc_event *evs, int max);
+const struct tsc_event *tsc_last_event(const struct tsc_event *evs, int nr,
+				       enum tsc_event_kind kind, unsigned int vcpu_id);
+int tsc_count_events(const struct tsc_event *evs, int nr, enum tsc_event_kind kind,
+		     unsigned int vcpu_id);
 
 #endif

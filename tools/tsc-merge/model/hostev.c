@@ -43,53 +43,51 @@ void host_events_warn_missing(const struct host_events *he, const char *path)
 			path);
 }
 
-/* The KVM events the conversion reads, by kind, and their fields. */
-static const struct {
-	const char *system;
-	const char *name;
-	const char *fields[NR_KVM_FIELDS];	/* NULL: not read */
-} kvm_events[NR_KVM_KINDS] = {
-	[HOST_OFFSET] = { TSC_EVENT_SYSTEM, TSC_OFFSET_EVENT, {
-		[KVM_FIELD_VCPU] = TSC_FIELD_VCPU_ID,
-		[KVM_FIELD_PREV] = TSC_FIELD_PREV_OFFSET,
-		[KVM_FIELD_NEXT] = TSC_FIELD_NEXT_OFFSET } },
-	[HOST_MULT] = { TSC_EVENT_SYSTEM, TSC_MULTIPLIER_EVENT, {
-		[KVM_FIELD_VCPU] = TSC_FIELD_VCPU_ID,
-		[KVM_FIELD_PREV] = TSC_FIELD_PREV_MULTIPLIER,
-		[KVM_FIELD_NEXT] = TSC_FIELD_NEXT_MULTIPLIER,
-		[KVM_FIELD_FRAC] = TSC_FIELD_FRAC_BITS } },
-	[HOST_NESTED] = { TSC_EVENT_SYSTEM, TSC_NESTED_EVENT, {
-		[KVM_FIELD_VCPU] = TSC_FIELD_VCPU_ID,
-		[KVM_FIELD_MODE] = TSC_FIELD_GUEST_MODE,
-		[KVM_FIELD_PREV] = TSC_FIELD_PREV_OFFSET,
-		[KVM_FIELD_NEXT] = TSC_FIELD_NEXT_OFFSET,
-		[KVM_FIELD_MULT] = TSC_FIELD_MULTIPLIER } },
-	[HOST_ENTRY] = { "kvm", "kvm_entry", { [KVM_FIELD_VCPU] = "vcpu_id" } },
-	[HOST_EXIT] = { "kvm", "kvm_exit", { [KVM_FIELD_VCPU] = "vcpu_id" } },
+/*
+ * kvm_entry and kvm_exit, read into a struct tsc_event as the contract's
+ * events are: only their vCPU matters here.
+ */
+static const struct tsc_event_type run_events[] = {
+	{ .name = "kvm_entry", .nr_fields = 1,
+	  .fields = { TSC_EVENT_FIELD("vcpu_id", vcpu_id) } },
+	{ .name = "kvm_exit", .nr_fields = 1,
+	  .fields = { TSC_EVENT_FIELD("vcpu_id", vcpu_id) } },
 };
+
+_Static_assert(HOST_MULT - HOST_OFFSET == (int)TSC_MULTIPLIER &&
+	       HOST_NESTED - HOST_OFFSET == (int)TSC_NESTED &&
+	       HOST_ENTRY - HOST_OFFSET == (int)TSC_NR_KINDS && TSC_OFFSET == 0,
+	       "the host's KVM kinds start with the event model's, in its order");
+
+/* The KVM events the conversion reads, by kind: the event model's first. */
+static const struct tsc_event_type *kvm_event_type(int kind)
+{
+	return kind < HOST_ENTRY ? &tsc_event_types[kind - HOST_OFFSET] :
+				   &run_events[kind - HOST_ENTRY];
+}
 
 int host_events_init(struct host_events *he, struct trace_file *host)
 {
 	struct tep_handle *tep = tracecmd_get_tep(host->handle);
-	int bad = 0, k, f;
+	int bad = 0, k;
+	unsigned int f;
 
 	memset(he, 0, sizeof(*he));
 	he->tep = tep;
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
-		he->kvm[k] = tep_find_event_by_name(tep, kvm_events[k].system, kvm_events[k].name);
+		he->kvm[k] = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, kvm_event_type(k)->name);
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
 	he->print = tep_find_event_by_name(tep, "ftrace", "print");
 	if (!he->kvm[HOST_OFFSET] || !he->kvm[HOST_ENTRY] || !he->kvm[HOST_EXIT]) {
 		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with tools/record-host/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
-			host->path, kvm_events[!he->kvm[HOST_OFFSET] ? HOST_OFFSET :
-			!he->kvm[HOST_ENTRY] ? HOST_ENTRY : HOST_EXIT].name, TSC_CLOCK);
+			host->path, kvm_event_type(!he->kvm[HOST_OFFSET] ? HOST_OFFSET :
+			!he->kvm[HOST_ENTRY] ? HOST_ENTRY : HOST_EXIT)->name, TSC_CLOCK);
 		return -1;
 	}
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
-		for (f = 0; f < NR_KVM_FIELDS; f++)
-			if (kvm_events[k].fields[f])
-				he->kvm_fields[k][f] = field_of(he->kvm[k], kvm_events[k].fields[f],
-								host->path, &bad);
+		for (f = 0; f < kvm_event_type(k)->nr_fields; f++)
+			he->kvm_fields[k][f] = field_of(he->kvm[k], kvm_event_type(k)->fields[f].name,
+							host->path, &bad);
 	he->nt_pid = field_of(he->newtask, "pid", host->path, &bad);
 	he->nt_flags = field_of(he->newtask, "clone_flags", host->path, &bad);
 	he->print_buf = field_of(he->print, "buf", host->path, &bad);
@@ -138,7 +136,8 @@ static bool read_snapshot_line(const struct host_events *he, struct tep_record *
 enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev)
 {
-	int type = tep_data_type(he->tep, r), k, f;
+	int type = tep_data_type(he->tep, r), k;
+	unsigned int f;
 
 	/* Not the text: only a snapshot line fills it. */
 	memset(ev, 0, offsetof(struct host_ev, text));
@@ -146,19 +145,19 @@ enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_i
 	ev->ts = r->ts;
 	ev->pid = tep_data_pid(he->tep, r);
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++) {
-		uint64_t v[NR_KVM_FIELDS] = { 0 };
+		const struct tsc_event_type *et = kvm_event_type(k);
+		struct tsc_event t = { 0 };
 
 		if (!is_event(h, he->kvm[k], type, r))
 			continue;
-		for (f = 0; f < NR_KVM_FIELDS; f++)
-			if (he->kvm_fields[k][f])
-				v[f] = read_field(he->kvm_fields[k][f], r);
-		ev->vcpu_id = v[KVM_FIELD_VCPU];
-		ev->guest_mode = v[KVM_FIELD_MODE];
-		ev->prev = v[KVM_FIELD_PREV];
-		ev->next = v[KVM_FIELD_NEXT];
-		ev->frac = v[KVM_FIELD_FRAC];
-		ev->mult = v[KVM_FIELD_MULT];
+		for (f = 0; f < et->nr_fields; f++)
+			tsc_event_store(&t, &et->fields[f], read_field(he->kvm_fields[k][f], r));
+		ev->vcpu_id = t.vcpu_id;
+		ev->guest_mode = t.guest_mode;
+		ev->prev = t.prev;
+		ev->next = t.next;
+		ev->frac = t.frac_bits;
+		ev->mult = t.multiplier;
 		return ev->kind = k;
 	}
 	if (is_event(h, he->print, type, r) && read_snapshot_line(he, r, ev)) {

@@ -8,6 +8,7 @@
 #ifndef TSC_MERGE_MODEL_H
 #define TSC_MERGE_MODEL_H
 
+#include "tsc_event.h"
 #include "tracedat/tdfile.h"
 
 /* Levels of a step function: what runs on the vCPU. */
@@ -156,24 +157,14 @@ enum host_kind {
 	HOST_SNAPSHOT,			/* a record-host.sh snapshot line */
 };
 
-/* The fields of the KVM events, in the order their formats are checked. */
-enum kvm_field {
-	KVM_FIELD_VCPU,
-	KVM_FIELD_MODE,
-	KVM_FIELD_PREV,
-	KVM_FIELD_NEXT,
-	KVM_FIELD_FRAC,
-	KVM_FIELD_MULT,
-	NR_KVM_FIELDS,
-};
-
 #define NR_KVM_KINDS (HOST_EXIT + 1)
 
 struct host_events {
 	struct tep_handle *tep;
 	/* By kind, HOST_OFFSET to HOST_EXIT; NULL: not in the trace. */
 	struct tep_event *kvm[NR_KVM_KINDS];
-	struct tep_format_field *kvm_fields[NR_KVM_KINDS][NR_KVM_FIELDS];
+	/* By kind, in the order of the event model's fields (tsc_event.h). */
+	struct tep_format_field *kvm_fields[NR_KVM_KINDS][TSC_MAX_FIELDS];
 	struct tep_event *newtask, *print;
 	struct tep_format_field *nt_pid, *nt_flags, *print_buf;
 };
