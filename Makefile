@@ -292,8 +292,8 @@ $(RESULTS)/merge-e2e-vmx.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 		--l2-tsc-khz 1750000
 
 # One job per core; each check's output is kept whole (-Otarget) even when
-# two run at once;
-# a check that could not run for want of a build counts as a failure.
+# two run at once, and a check that could not run for want of a build
+# counts as a failure.
 check: deps
 	@mkdir -p $(RESULTS)
 	@rm -f $(addprefix $(RESULTS)/,$(filter-out series.tap,$(CHECKS:%=%.tap)))

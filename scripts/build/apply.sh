@@ -42,15 +42,11 @@ check_git_identity()
 # Each patch a commit; at the first that fails, back to the starting HEAD.
 git_am_series()
 {
-	local tree=$1 start patch out
+	local tree=$1 start patch
 
 	start=$(git -C "$tree" rev-parse HEAD)
 	for patch in $(series_patches); do
-		out=$(git -C "$tree" am -q "$PATCH_DIR/$patch" 2>&1) && continue
-		git -C "$tree" am --abort >/dev/null 2>&1 || true
-		git -C "$tree" reset -q --hard "$start"
-		die "patch $patch does not apply to $tree; the tree is back at $(git -C "$tree" log -1 --format='%h (%s)' "$start").
-$(grep -m3 -e '^error:' -e 'Patch failed at' <<<"$out")"
+		git_am_or_reset "$tree" "$patch" "$start"
 	done
 	note "$tree: applied $(series_patches | wc -l) patches with git am on $(git -C "$tree" log -1 --format='%h (%s)' "$start")"
 }
@@ -88,9 +84,12 @@ patch_series()
 			die "patch $patch does not apply to $tree; the ${#applied[@]} applied before it were reversed, the tree is as it was.
 $(failed_hunks <<<"$out")"
 		fi
-		patch -d "$tree" "${PATCH_OPTS[@]}" <"$PATCH_DIR/$patch" >/dev/null ||
-			die "patch $patch failed after its dry run in $tree"
 		applied+=("$patch")
+		# Should the real run fail where its dry run did not, undo it too.
+		if ! patch -d "$tree" "${PATCH_OPTS[@]}" <"$PATCH_DIR/$patch" >/dev/null; then
+			reverse_patches "$tree" "${applied[@]}"
+			die "patch $patch failed after its dry run in $tree; the patches were reversed"
+		fi
 	done
 	note "$tree: applied $(series_patches | wc -l) patches with patch -p1"
 }

@@ -104,20 +104,6 @@ record_base()
 	fi
 }
 
-# git am stops at the first hunk that fails; report that, then undo everything.
-apply_one()
-{
-	local tree=$1 patch=$2 out
-
-	if out=$(git -C "$tree" am -q "$PATCH_DIR/$patch" 2>&1); then
-		return 0
-	fi
-	git -C "$tree" am --abort >/dev/null 2>&1 || true
-	git -C "$tree" reset -q --hard "$BASE_REF"
-	die "patch $patch does not apply to $tree; the tree is back at the base commit.
-$(echo "$out" | grep -m3 -e '^error:' -e 'Patch failed at')"
-}
-
 # make runs this when the series changed: start again from the base.
 apply_series()
 {
@@ -125,7 +111,7 @@ apply_series()
 
 	git -C "$tree" reset -q --hard "$BASE_REF"
 	for patch in $(series_patches); do
-		apply_one "$tree" "$patch"
+		git_am_or_reset "$tree" "$patch" "$BASE_REF"
 	done
 	git -C "$tree" update-ref "$APPLIED_REF" HEAD
 	note "$tree: applied $(series_patches | wc -l) patches on $(git -C "$tree" log -1 --format=%s "$BASE_REF")"

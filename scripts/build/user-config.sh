@@ -35,19 +35,6 @@ base_config()
 	fi
 }
 
-# An option's value in a config: its value, n when "is not set", else unset.
-option_value()
-{
-	local option=$1 config=$2 line
-
-	line=$(grep -m1 -e "^$option=" -e "^# $option is not set" "$config" || true)
-	case $line in
-	"") echo unset ;;
-	\#*) echo n ;;
-	*) echo "${line#*=}" ;;
-	esac
-}
-
 # One line per snippet option whose value changed, and a count of the rest.
 report_changes()
 {

@@ -166,6 +166,19 @@ check_git_clean()
 $dirty"
 }
 
+# An option's value in a config: its value, n when "is not set", else unset.
+option_value()
+{
+	local option=$1 config=$2 line
+
+	line=$(grep -m1 -e "^$option=" -e "^# $option is not set" "$config" || true)
+	case $line in
+	"") echo unset ;;
+	\#*) echo n ;;
+	*) echo "${line#*=}" ;;
+	esac
+}
+
 # A silently dropped option (unmet dependency, typo) is an error naming it.
 verify_config()
 {
@@ -175,9 +188,22 @@ verify_config()
 	for frag in "$@"; do
 		while read -r line; do
 			grep -qxF "$line" "$config" && continue
-			echo "${0##*/}: error: $line (from $frag) is not in the final config; got: $(grep -m1 -e "^${line%%=*}=" -e "^# ${line%%=*} is not set" "$config" || echo unset)" >&2
+			echo "${0##*/}: error: $line (from $frag) is not in the final config; got: $(option_value "${line%%=*}" "$config")" >&2
 			missing=1
 		done < <(grep -E '^CONFIG_[A-Za-z0-9_]+=' "$frag")
 	done
 	[ "$missing" = 0 ] || die "the kernel config lacks requested options (see above)"
+}
+
+# git am PATCH on TREE; when it does not apply, abort it, put TREE back at
+# RESET_TO and fail naming the patch, that commit and git's own reason.
+git_am_or_reset()
+{
+	local tree=$1 patch=$2 reset_to=$3 out
+
+	out=$(git -C "$tree" am -q "$PATCH_DIR/$patch" 2>&1) && return 0
+	git -C "$tree" am --abort >/dev/null 2>&1 || true
+	git -C "$tree" reset -q --hard "$reset_to"
+	die "patch $patch does not apply to $tree; the tree is back at $(git -C "$tree" log -1 --format='%h (%s)' "$reset_to").
+$(grep -m3 -e '^error:' -e 'Patch failed at' <<<"$out")"
 }

@@ -16,9 +16,9 @@
 #
 # A merge needs, for every vCPU, the thread that runs it and its VMM process
 # (task:task_newtask of the thread) and its TSC offset (the first
-# kvm:kvm_write_tsc_offset). Starting before the guests boot remains the
-# most exact recipe, every one of these an event, but it is no longer
-# required: start works while VMs run. Once the events are being recorded,
+# kvm:kvm_write_tsc_offset). Started before the guests boot, the recording
+# has every one of these as an event, the most exact case; started while VMs
+# run, it has them from a snapshot. Once the events are being recorded,
 # start writes a snapshot of KVM's per-vCPU TSC state, read from debugfs
 # (mounted if it is not), into the recording itself, through the instance's
 # trace_marker: one ftrace:print event per line, each written with a single

@@ -151,7 +151,8 @@ void outfile_abort(struct outfile *o)
 
 /*
  * A run's outputs are all flushed before any is put in place, so a write
- * that failed (a full disk) leaves every path as it was.
+ * that failed (a full disk) leaves every path as it was; a rename that
+ * fails after others were made leaves those in place.
  */
 int outfiles_commit(struct outfile *o, int nr)
 {
