@@ -40,7 +40,7 @@ run_selftests()
 	local dir=$WORK/selftests
 
 	rm -rf "$dir"
-	OUT=$(MAKEFLAGS= MAKELEVEL= make -s --no-print-directory -C "$TOP_DIR/selftests" KSRC="$TREE" \
+	OUT=$(MAKEFLAGS='' MAKELEVEL='' make -s --no-print-directory -C "$TOP_DIR/selftests" KSRC="$TREE" \
 		OUTPUT="$dir/out" INSTALL_PATH="$dir/install" \
 		TEST_GEN_PROGS= TEST_GEN_PROGS_EXTENDED= TEST_FILES= \
 		TEST_PROGS="${*/#/$PLANTED/}" run_tests 2>&1)
@@ -121,7 +121,7 @@ test_module_collection_fails()
 	cp "$TOP_DIR/module/tests/Makefile" "$TOP_DIR/module/tests/settings" "$PLANTED"/*.sh \
 		"$copy/module/tests/"
 	cp "$TOP_DIR/scripts/lib/ksft-collection.mk" "$copy/scripts/lib/"
-	OUT=$(MAKEFLAGS= MAKELEVEL= make -s --no-print-directory -C "$copy/module/tests" KSRC="$TREE" \
+	OUT=$(MAKEFLAGS='' MAKELEVEL='' make -s --no-print-directory -C "$copy/module/tests" KSRC="$TREE" \
 		OUTPUT="$copy/out" TEST_FILES= \
 		TEST_PROGS="planted_pass.sh planted_fail.sh planted_skip.sh" run_tests 2>&1)
 	STATUS=$?
