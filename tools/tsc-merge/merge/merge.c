@@ -48,6 +48,7 @@ struct merge {
 	struct guest *guests;		/* guest n is machine 1 + n */
 	const struct sink_desc *desc;
 	struct info_cache *info;
+	struct field_buf *fields;
 	bool tasks;			/* a sink shows tasks: look them up */
 	struct merge_stats *stats;
 	uint64_t last_key;
@@ -297,7 +298,9 @@ static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
 	struct tep_event *event = tep_find_event_by_record(s->tep, s->rec);
-	struct event_text text = { .cache = m->info, .tep = s->tep, .record = s->rec };
+	struct event_text text = {
+		.cache = m->info, .field_buf = m->fields, .tep = s->tep, .record = s->rec,
+	};
 	struct sink_event e = {
 		.host_ts = s->key,
 		.guest_ts = s->rec->ts,
@@ -364,6 +367,7 @@ static void free_merge(struct merge *m)
 	free(m->streams);
 	free(m->heap);
 	info_cache_free(m->info);
+	field_buf_free(m->fields);
 }
 
 int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
@@ -375,6 +379,7 @@ int merge_traces(struct trace_file *host, struct guest *guests, int nr_guests,
 		.guests = guests,
 		.desc = desc,
 		.info = info_cache_new(),
+		.fields = field_buf_new(),
 		.stats = stats,
 		.host_first = host->first_ts,
 	};

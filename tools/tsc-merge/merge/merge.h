@@ -37,8 +37,16 @@ struct info_cache;
 struct info_cache *info_cache_new(void);
 void info_cache_free(struct info_cache *c);
 
+/* fields.c: one buffer serves every event's fields */
+struct field_buf;
+struct field_buf *field_buf_new(void);
+void field_buf_free(struct field_buf *b);
+
 struct event_text {
 	struct info_cache *cache;
+	struct field_buf *field_buf;
+	bool fields_read;
+	unsigned int nr_fields;
 	struct tep_handle *tep;
 	struct tep_record *record;
 	bool damaged;			/* record_damage(): never printed */

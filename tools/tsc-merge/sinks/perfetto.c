@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perfetto.c: the Perfetto protobuf sink (-p): the host as one machine and
- * each guest trace as a machine of its own (TracePacket.machine_id), a
- * track per vCPU with the guest's events, the host's threads with an "in
- * guest" slice from each kvm_entry to its kvm_exit, and counter tracks of
- * each vCPU's TSC offset and multiplier. Timestamps are host nanoseconds.
+ * perfetto.c: the Perfetto protobuf sink (-p): every event as Perfetto's
+ * own ftrace data, so that trace_processor builds CPU scheduling tracks,
+ * thread states, task names and event args from it, and on top what
+ * Perfetto cannot infer: an "in guest" slice on each vCPU thread from each
+ * kvm_entry to its kvm_exit, each vCPU's TSC offset and multiplier as
+ * integer counters, and each guest's name. Timestamps are host nanoseconds.
  *
- * The messages come from proto/perfetto_trace.proto through protobuf-c.
- * Names and guest event texts are interned, one packet sequence per
- * machine, and only guest events carry their text, so that a packet stays
- * near 30 bytes; host events are named instants (their text is what
- * --sync-out gives trace-cmd and KernelShark). Each packet is written as it
- * is made: memory holds the tracks and fixed tables of names and texts,
- * not the events.
+ * The host is one machine and each guest trace a machine of its own
+ * (TracePacket.machine_id): a guest's CPUs are its vCPUs. Events go into
+ * FtraceEventBundles, one per machine and CPU, each written when it holds
+ * BUNDLE_EVENTS events, so that memory holds a bundle per CPU, not the
+ * trace. The messages come from proto/perfetto_trace.proto through
+ * protobuf-c; an event is a typed message when that message has a field
+ * of the same name and kind for each field of the event's format, else a
+ * GenericFtraceEvent.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,74 +28,66 @@
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__TrackEvent TrackEvent;
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
+typedef Perfetto__Protos__FtraceEvent FtraceEvent;
+typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 
 #define SEQ_INCREMENTAL_STATE_CLEARED	1
 #define SEQ_NEEDS_INCREMENTAL_STATE	2
-#define TRACE_PACKET_TAG		0x0a	/* Trace.packet: field 1, bytes */
-#define NAME_SLOTS			1024	/* interned names, all sources */
-#define TRACK_SLOTS			4096	/* tracks, open addressing */
-#define TEXT_SLOTS			4096	/* interned texts, direct-mapped */
-#define TEXT_MAX			256	/* longer texts go inline */
+/* Tags: field number << 3 | wire type (0 varint, 2 length-delimited). */
+#define TRACE_PACKET_TAG		0x0a	/* Trace.packet = 1 */
+#define PACKET_FTRACE_TAG		0x0a	/* TracePacket.ftrace_events = 1 */
+#define PACKET_MACHINE_TAG		(98 << 3)	/* TracePacket.machine_id */
+#define BUNDLE_CPU_TAG			0x08	/* FtraceEventBundle.cpu = 1 */
+#define BUNDLE_EVENT_TAG		0x12	/* FtraceEventBundle.event = 2 */
+#define VARINT_MAX			10
+#define BUNDLE_EVENTS			1024	/* events a bundle holds at most */
+#define TYPED_MAX			256	/* bytes of a typed event message */
 
-/* Names interned on every sequence with these iids; event names follow. */
-enum { ANNOTATION_INFO = 1, ANNOTATION_GUEST_TSC, ANNOTATION_VCPU };
-enum { NAME_IN_GUEST = 1, FIRST_EVENT_NAME };
+/* Names interned on every sequence with these iids. */
+enum { ANNOTATION_VCPU = 1 };
+enum { NAME_IN_GUEST = 1 };
 
-static const char *const annotation_names[] = {
-	[ANNOTATION_INFO] = "info",
-	[ANNOTATION_GUEST_TSC] = "guest_tsc",
-	[ANNOTATION_VCPU] = "vcpu",
-};
-
-/* What a track stands for; its uuid is its order of first use. */
+/* What a track stands for; its uuid is its key, hashed. */
 enum track_kind {
 	TRACK_HOST_PROCESS,
 	TRACK_HOST_THREAD,
 	TRACK_GUEST,
-	TRACK_GUEST_VCPU,
 	TRACK_TSC_OFFSET,
 	TRACK_TSC_MULT,
 };
 
-struct track {
-	uint64_t key;			/* kind, machine and id; 0: free */
-	uint64_t uuid;
+/* The tracks described so far: an open-addressing set that grows. */
+struct track_set {
+	uint64_t *keys;			/* 0: free */
+	size_t slots;			/* a power of two */
+	size_t used;
 };
 
-struct name {
-	unsigned int machine;
-	int id;
-	uint64_t iid;			/* 0: free */
+/* One CPU's events not written yet, packed FtraceEvents. */
+struct bundle {
+	uint8_t *buf;
+	size_t len;
+	size_t alloc;
+	unsigned int nr;
+	uint64_t last_ts;
 };
 
-/*
- * A text recently interned: a slot taken by another text gives the new
- * one a new iid, so an iid never changes its meaning on a sequence.
- */
-struct text {
-	unsigned int machine;
-	unsigned int len;
-	uint64_t iid;			/* 0: free */
-	char text[TEXT_MAX];
-};
-
-/* One packet sequence per machine: 0 the host, 1 + n guest n. */
-struct sequence {
-	uint64_t next_iid;
-	uint64_t next_text_iid;
-	bool started;
+/* A machine: 0 the host, 1 + n guest n; a bundle per CPU. */
+struct machine {
+	struct bundle *cpus;
+	int nr_cpus;
+	bool started;			/* its packet sequence began */
 };
 
 struct pf_sink {
 	struct sink_out o;
-	struct sequence *seqs;
-	struct name names[NAME_SLOTS];
-	struct track tracks[TRACK_SLOTS];
-	struct text *texts;
-	uint64_t next_uuid;
+	struct machine *machines;
+	struct track_set tracks;
+	GenericField *generic;		/* an event's generic fields */
+	GenericField **generic_list;
+	unsigned int generic_alloc;
 	uint8_t *buf;
 	size_t alloc;
-	bool full;			/* a table ran out of slots */
 };
 
 void *perfetto_sink_new(const struct sink_out *o)
@@ -101,102 +95,151 @@ void *perfetto_sink_new(const struct sink_out *o)
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
 
 	p->o = *o;
-	p->seqs = xcalloc(o->desc->nr_guests + 1, sizeof(*p->seqs));
-	p->texts = xcalloc(TEXT_SLOTS, sizeof(*p->texts));
-	p->next_uuid = 1;
+	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
+	p->tracks.slots = 1024;
+	p->tracks.keys = xcalloc(p->tracks.slots, sizeof(*p->tracks.keys));
 	return p;
+}
+
+/* splitmix64's finalizer: a bijection, so distinct keys stay distinct. */
+static uint64_t mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * A machine's packet sequence: an odd multiple is a bijection of 32-bit
+ * numbers, so machines get distinct ids, none 0 or 1 (the service's own)
+ * for any machine count a run can have.
+ */
+static uint32_t sequence_id(unsigned int machine)
+{
+	return (machine + 1) * 0x9e3779b1u;
+}
+
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		out[n++] = (v & 0x7f) | 0x80;
+	out[n++] = v;
+	return n;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	uint8_t scratch[VARINT_MAX];
+
+	return put_varint(scratch, v);
 }
 
 /*
  * A Trace is its packets, each a length-delimited field 1: so the file can
  * be written one packet at a time, with that tag and length put here.
  */
+static void write_packet_head(struct pf_sink *p, size_t len)
+{
+	uint8_t head[1 + VARINT_MAX];
+
+	head[0] = TRACE_PACKET_TAG;
+	fwrite(head, 1, 1 + put_varint(head + 1, len), p->o.f);
+}
+
 static void write_packet(struct pf_sink *p, Packet *pkt)
 {
 	size_t len = protobuf_c_message_get_packed_size(&pkt->base);
-	uint8_t head[1 + 10];
-	size_t n = 0, v;
 
 	if (len > p->alloc) {
 		p->alloc = len * 2;
 		p->buf = xrealloc(p->buf, p->alloc, 1);
 	}
 	protobuf_c_message_pack(&pkt->base, p->buf);
-	head[n++] = TRACE_PACKET_TAG;
-	for (v = len; v >= 0x80; v >>= 7)
-		head[n++] = (v & 0x7f) | 0x80;
-	head[n++] = v;
-	fwrite(head, 1, n, p->o.f);
+	write_packet_head(p, len);
 	fwrite(p->buf, 1, len, p->o.f);
 }
 
-/* Names a packet interns: the standard ones, an event's name and text. */
-struct interning {
-	Perfetto__Protos__InternedData data;
-	Perfetto__Protos__EventName *event_names[2];
-	Perfetto__Protos__InternedString string, *strings[1];
-};
-
-static void init_interning(struct interning *in)
-{
-	perfetto__protos__interned_data__init(&in->data);
-	in->data.event_names = in->event_names;
-}
-
-static void intern_in_packet(Packet *pkt, struct interning *in, Perfetto__Protos__EventName *en)
-{
-	in->event_names[in->data.n_event_names++] = en;
-	pkt->interned_data = &in->data;
-}
-
 /*
- * The first packet of a sequence clears its state and interns the names
- * every sequence uses.
+ * A bundle's packet, put together here as the bundle's events are already
+ * packed: TracePacket { ftrace_events { cpu, event... }, machine_id }.
  */
-static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
-			 struct interning *interned)
+static void flush_bundle(struct pf_sink *p, unsigned int machine, int cpu)
 {
-	static Perfetto__Protos__DebugAnnotationName names[ARRAY_SIZE(annotation_names)];
-	static Perfetto__Protos__DebugAnnotationName *list[ARRAY_SIZE(annotation_names)];
-	static Perfetto__Protos__EventName in_guest = PERFETTO__PROTOS__EVENT_NAME__INIT;
-	struct sequence *s = &p->seqs[machine];
-	size_t i;
+	struct bundle *b = &p->machines[machine].cpus[cpu];
+	uint8_t head[2 + 3 * VARINT_MAX], tail[2 + VARINT_MAX];
+	size_t bundle_len, n = 0, t = 0;
 
-	PB_SET(*pkt, trusted_packet_sequence_id, machine + 1);
-	PB_SET(*pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
-	if (machine) {
-		PB_SET(*pkt, machine_id, machine);
-	}
-	if (s->started)
+	if (!b->nr)
 		return;
-	s->started = true;
-	s->next_iid = FIRST_EVENT_NAME;
-	s->next_text_iid = 1;
+	bundle_len = 1 + varint_len(cpu) + b->len;
+	head[n++] = PACKET_FTRACE_TAG;
+	n += put_varint(head + n, bundle_len);
+	head[n++] = BUNDLE_CPU_TAG;
+	n += put_varint(head + n, cpu);
+	/* The host has no machine_id: Perfetto's default machine. */
+	if (machine) {
+		t += put_varint(tail, PACKET_MACHINE_TAG);
+		t += put_varint(tail + t, machine);
+	}
+	write_packet_head(p, n + b->len + t);
+	fwrite(head, 1, n, p->o.f);
+	fwrite(b->buf, 1, b->len, p->o.f);
+	fwrite(tail, 1, t, p->o.f);
+	b->len = 0;
+	b->nr = 0;
+}
+
+static struct bundle *cpu_bundle(struct pf_sink *p, unsigned int machine, int cpu)
+{
+	struct machine *m = &p->machines[machine];
+
+	if (cpu >= m->nr_cpus) {
+		m->cpus = xrealloc(m->cpus, cpu + 1, sizeof(*m->cpus));
+		memset(m->cpus + m->nr_cpus, 0, (cpu + 1 - m->nr_cpus) * sizeof(*m->cpus));
+		m->nr_cpus = cpu + 1;
+	}
+	return &m->cpus[cpu];
+}
+
+/* The first packet of a sequence clears its state and interns its names. */
+static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
+			 Perfetto__Protos__InternedData *in)
+{
+	static Perfetto__Protos__DebugAnnotationName vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
+	static Perfetto__Protos__EventName in_guest = PERFETTO__PROTOS__EVENT_NAME__INIT;
+	static Perfetto__Protos__DebugAnnotationName *annotation_names[] = { &vcpu };
+	static Perfetto__Protos__EventName *event_names[] = { &in_guest };
+
+	PB_SET(*pkt, trusted_packet_sequence_id, sequence_id(machine));
+	PB_SET(*pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (machine)
+		PB_SET(*pkt, machine_id, machine);
+	if (p->machines[machine].started)
+		return;
+	p->machines[machine].started = true;
 	pkt->sequence_flags |= SEQ_INCREMENTAL_STATE_CLEARED;
 	PB_SET(in_guest, iid, NAME_IN_GUEST);
 	in_guest.name = "in guest";
-	intern_in_packet(pkt, interned, &in_guest);
-	for (i = 1; i < ARRAY_SIZE(annotation_names); i++) {
-		perfetto__protos__debug_annotation_name__init(&names[i]);
-		PB_SET(names[i], iid, i);
-		names[i].name = (char *)annotation_names[i];
-		list[i - 1] = &names[i];
-	}
-	interned->data.n_debug_annotation_names = ARRAY_SIZE(annotation_names) - 1;
-	interned->data.debug_annotation_names = list;
+	PB_SET(vcpu, iid, ANNOTATION_VCPU);
+	vcpu.name = "vcpu";
+	in->n_event_names = ARRAY_SIZE(event_names);
+	in->event_names = event_names;
+	in->n_debug_annotation_names = ARRAY_SIZE(annotation_names);
+	in->debug_annotation_names = annotation_names;
+	pkt->interned_data = in;
 }
 
-/* A new track's descriptor, on its machine's sequence; returns its uuid. */
-static uint64_t write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
+/* A new track's descriptor, on its machine's sequence. */
+static void write_descriptor(struct pf_sink *p, unsigned int machine, TrackDescriptor *td)
 {
+	Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-	struct interning interned;
 
-	init_interning(&interned);
-	start_packet(p, &pkt, machine, &interned);
+	start_packet(p, &pkt, machine, &in);
 	pkt.track_descriptor = td;
 	write_packet(p, &pkt);
-	return td->uuid;
 }
 
 static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t id)
@@ -204,30 +247,38 @@ static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t i
 	return ((uint64_t)kind + 1) << 56 | (uint64_t)machine << 40 | id;
 }
 
+/* Adds @key to @s; false when it was there. Kept at most half full. */
+static bool track_set_add(struct track_set *s, uint64_t key)
+{
+	size_t i, mask = s->slots - 1;
+
+	for (i = mix64(key) & mask; s->keys[i]; i = (i + 1) & mask)
+		if (s->keys[i] == key)
+			return false;
+	s->keys[i] = key;
+	if (++s->used * 2 > s->slots) {
+		struct track_set old = *s;
+
+		s->slots *= 2;
+		s->keys = xcalloc(s->slots, sizeof(*s->keys));
+		s->used = 0;
+		for (i = 0; i < old.slots; i++)
+			if (old.keys[i])
+				track_set_add(s, old.keys[i]);
+		free(old.keys);
+	}
+	return true;
+}
+
 /*
- * The uuid of a track in @td; true when the track is new, to be
+ * The uuid of a track in @td, a hash of its key so that it is unique
+ * beside other producers' tracks; true when the track is new, to be
  * described now.
  */
 static bool new_track(struct pf_sink *p, uint64_t key, TrackDescriptor *td)
 {
-	unsigned int i = (key * 0x9e3779b97f4a7c15ull) >> 52;
-	unsigned int n;
-
-	for (n = 0; n < TRACK_SLOTS; n++, i = (i + 1) % TRACK_SLOTS) {
-		if (p->tracks[i].key == key) {
-			td->uuid = p->tracks[i].uuid;
-			return false;
-		}
-		if (p->tracks[i].key)
-			continue;
-		p->tracks[i].key = key;
-		p->tracks[i].uuid = p->next_uuid++;
-		PB_SET(*td, uuid, p->tracks[i].uuid);
-		return true;
-	}
-	p->full = true;
-	td->uuid = 0;
-	return false;
+	PB_SET(*td, uuid, mix64(key));
+	return track_set_add(&p->tracks, key);
 }
 
 static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
@@ -235,12 +286,13 @@ static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 
-	if (!new_track(p, track_key(TRACK_HOST_PROCESS, 0, pid), &td))
+	if (!new_track(p, track_key(TRACK_HOST_PROCESS, 0, (uint32_t)pid), &td))
 		return td.uuid;
 	PB_SET(pd, pid, pid);
 	pd.process_name = (char *)comm;
 	td.process = &pd;
-	return write_descriptor(p, 0, &td);
+	write_descriptor(p, 0, &td);
+	return td.uuid;
 }
 
 static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e)
@@ -255,136 +307,33 @@ static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e)
 	PB_SET(thd, tid, e->pid);
 	thd.thread_name = (char *)e->comm;
 	td.thread = &thd;
-	return write_descriptor(p, 0, &td);
+	write_descriptor(p, 0, &td);
+	return td.uuid;
 }
 
-/* A track per vCPU under its guest's, on the guest's machine. */
-static uint64_t guest_vcpu_track(struct pf_sink *p, const struct sink_event *e)
+/* A guest's name, "VM a (qemu pid 1000.1)", as a track on its machine. */
+static void guest_track(struct pf_sink *p, unsigned int machine)
 {
-	TrackDescriptor vm = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-	unsigned int machine = e->machine;
-	char name[32];
 
-	if (new_track(p, track_key(TRACK_GUEST, machine, 0), &vm)) {
-		vm.name = (char *)p->o.desc->guests[machine - 1].label;
-		write_descriptor(p, machine, &vm);
-	}
-	if (!new_track(p, track_key(TRACK_GUEST_VCPU, machine, (uint32_t)e->cpu), &td))
-		return td.uuid;
-	snprintf(name, sizeof(name), "vCPU %d", e->cpu);
-	PB_SET(td, parent_uuid, vm.uuid);
-	td.name = name;
-	return write_descriptor(p, machine, &td);
-}
-
-/*
- * The iid of an event's name on its machine's sequence; 0: new, in @en.
- * An event id names one format in its machine's trace: every buffer of a
- * file shares its formats.
- */
-static uint64_t intern_name(struct pf_sink *p, const struct sink_event *e,
-			    Perfetto__Protos__EventName *en)
-{
-	unsigned int i = (e->machine * 61 + (unsigned int)e->event_id) % NAME_SLOTS;
-	unsigned int n;
-
-	for (n = 0; n < NAME_SLOTS; n++, i = (i + 1) % NAME_SLOTS) {
-		struct name *s = &p->names[i];
-
-		if (s->iid && s->machine == e->machine && s->id == e->event_id)
-			return s->iid;
-		if (s->iid)
-			continue;
-		s->machine = e->machine;
-		s->id = e->event_id;
-		s->iid = p->seqs[e->machine].next_iid++;
-		PB_SET(*en, iid, s->iid);
-		en->name = (char *)e->name;
-		return 0;
-	}
-	p->full = true;
-	return 0;
-}
-
-/* The iid of @text on @machine's sequence; 0: new, put in @in. */
-static uint64_t intern_text(struct pf_sink *p, unsigned int machine, const char *text,
-			    unsigned int len, struct interning *in)
-{
-	struct text *t = &p->texts[hash_slot(machine, text, len, TEXT_SLOTS)];
-
-	if (t->iid && t->machine == machine && t->len == len && !memcmp(t->text, text, len))
-		return t->iid;
-	t->machine = machine;
-	t->len = len;
-	t->iid = p->seqs[machine].next_text_iid++;
-	memcpy(t->text, text, len);
-	perfetto__protos__interned_string__init(&in->string);
-	PB_SET(in->string, iid, t->iid);
-	PB_SET(in->string, str, ((ProtobufCBinaryData){ len, (uint8_t *)t->text }));
-	in->strings[0] = &in->string;
-	in->data.n_debug_annotation_string_values = 1;
-	in->data.debug_annotation_string_values = in->strings;
-	return 0;
-}
-
-/* A string annotation refers to its text by iid when the text is short. */
-static void intern_annotation(struct pf_sink *p, unsigned int machine, Packet *pkt,
-			      struct interning *in, Perfetto__Protos__DebugAnnotation *a)
-{
-	unsigned int len = strlen(a->string_value);
-
-	if (len >= TEXT_MAX)
+	if (!new_track(p, track_key(TRACK_GUEST, machine, 0), &td))
 		return;
-	PB_SET(*a, string_value_iid, intern_text(p, machine, a->string_value, len, in));
-	if (!a->string_value_iid) {
-		a->string_value_iid = in->string.iid;
-		pkt->interned_data = &in->data;
-	}
-	a->string_value = NULL;
+	td.name = (char *)p->o.desc->guests[machine - 1].label;
+	write_descriptor(p, machine, &td);
 }
 
-/*
- * An event on a track at the event's time; @named: named after the trace
- * event, whose name is interned on first use, as is the text of its string
- * annotation (it has one at most).
- */
+/* A TrackEvent on a track at the event's time. */
 static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t track,
-			TrackEvent *te, bool named)
+			TrackEvent *te)
 {
-	unsigned int machine = e->machine;
-	Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
+	Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-	struct interning interned;
-	size_t i;
 
-	init_interning(&interned);
-	start_packet(p, &pkt, machine, &interned);
-	for (i = 0; i < te->n_debug_annotations; i++)
-		if (te->debug_annotations[i]->string_value)
-			intern_annotation(p, machine, &pkt, &interned, te->debug_annotations[i]);
+	start_packet(p, &pkt, e->machine, &in);
 	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->o.tsc_khz));
 	PB_SET(*te, track_uuid, track);
-	if (named) {
-		PB_SET(*te, name_iid, intern_name(p, e, &en));
-		if (!te->name_iid) {
-			te->name_iid = en.iid;
-			intern_in_packet(&pkt, &interned, &en);
-		}
-	}
 	pkt.track_event = te;
 	write_packet(p, &pkt);
-}
-
-static void write_instant(struct pf_sink *p, const struct sink_event *e, uint64_t track,
-			  Perfetto__Protos__DebugAnnotation **args, size_t nr_args)
-{
-	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-
-	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
-	te.n_debug_annotations = nr_args;
-	te.debug_annotations = args;
-	write_event(p, e, track, &te, true);
 }
 
 static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
@@ -404,7 +353,7 @@ static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	} else {
 		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
 	}
-	write_event(p, e, track, &te, false);
+	write_event(p, e, track, &te);
 }
 
 /* A counter track of a vCPU, under its VMM process: "vCPU n TSC offset". */
@@ -424,9 +373,11 @@ static uint64_t counter_track(struct pf_sink *p, const struct sink_event *e,
 	PB_SET(td, parent_uuid, host_process_track(p, v->process, v->process_comm));
 	td.name = name;
 	td.counter = &cd;
-	return write_descriptor(p, 0, &td);
+	write_descriptor(p, 0, &td);
+	return td.uuid;
 }
 
+/* An int64 counter: an offset shows as its two's complement, exact. */
 static void write_counter(struct pf_sink *p, const struct sink_event *e,
 			  enum track_kind kind, uint64_t value)
 {
@@ -435,39 +386,155 @@ static void write_counter(struct pf_sink *p, const struct sink_event *e,
 
 	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER);
 	PB_SET(te, counter_value, (int64_t)value);
-	write_event(p, e, track, &te, false);
+	write_event(p, e, track, &te);
 }
 
-/* The TSC values an event puts in force on its vCPU. */
+/* Sets @fd of @msg to @f; false when their kinds differ. */
+static bool set_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *fd,
+		      const struct sink_field *f)
+{
+	void *at = (char *)msg + fd->offset;
+	int64_t v = f->kind == SINK_FIELD_INT ? f->i : (int64_t)f->u;
+
+	if ((fd->type == PROTOBUF_C_TYPE_STRING) != (f->kind == SINK_FIELD_STR))
+		return false;
+	switch (fd->type) {
+	case PROTOBUF_C_TYPE_STRING:
+		*(const char **)at = f->str;
+		return true;
+	case PROTOBUF_C_TYPE_INT32:
+		*(int32_t *)at = v;
+		break;
+	case PROTOBUF_C_TYPE_UINT32:
+		*(uint32_t *)at = v;
+		break;
+	case PROTOBUF_C_TYPE_INT64:
+		*(int64_t *)at = v;
+		break;
+	case PROTOBUF_C_TYPE_UINT64:
+		*(uint64_t *)at = v;
+		break;
+	default:
+		return false;
+	}
+	*(protobuf_c_boolean *)((char *)msg + fd->quantifier_offset) = true;
+	return true;
+}
+
+/*
+ * The typed message of @e in @fe, built in @msg; false when Perfetto has
+ * none for it or a field of its format has no place in it.
+ */
+static bool typed_event(const struct sink_event *e, const struct sink_field *f,
+			unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg)
+{
+	const ProtobufCFieldDescriptor *fd, *in;
+	unsigned int i;
+
+	fd = protobuf_c_message_descriptor_get_field_by_name(fe->base.descriptor, e->name);
+	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->id == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC ||
+	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
+	    ((const ProtobufCMessageDescriptor *)fd->descriptor)->sizeof_message > TYPED_MAX)
+		return false;
+	protobuf_c_message_init(fd->descriptor, msg);
+	for (i = 0; i < nr; i++) {
+		in = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
+		if (!in || !set_field(msg, in, &f[i]))
+			return false;
+	}
+	*(uint32_t *)((char *)fe + fd->quantifier_offset) = fd->id;
+	*(ProtobufCMessage **)((char *)fe + fd->offset) = msg;
+	return true;
+}
+
+static void generic_event(struct pf_sink *p, const struct sink_event *e,
+			  const struct sink_field *f, unsigned int nr, FtraceEvent *fe,
+			  Perfetto__Protos__GenericFtraceEvent *g)
+{
+	unsigned int i;
+
+	if (nr > p->generic_alloc) {
+		p->generic_alloc = nr;
+		p->generic = xrealloc(p->generic, nr, sizeof(*p->generic));
+		p->generic_list = xrealloc(p->generic_list, nr, sizeof(*p->generic_list));
+	}
+	for (i = 0; i < nr; i++) {
+		GenericField *gf = &p->generic[i];
+
+		perfetto__protos__generic_ftrace_event__field__init(gf);
+		gf->name = (char *)f[i].name;
+		if (f[i].kind == SINK_FIELD_STR) {
+			gf->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE;
+			gf->str_value = (char *)f[i].str;
+		} else if (f[i].kind == SINK_FIELD_INT) {
+			gf->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_INT_VALUE;
+			gf->int_value = f[i].i;
+		} else {
+			gf->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_UINT_VALUE;
+			gf->uint_value = f[i].u;
+		}
+		p->generic_list[i] = gf;
+	}
+	g->event_name = (char *)e->name;
+	g->n_field = nr;
+	g->field = p->generic_list;
+	fe->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC;
+	fe->generic = g;
+}
+
+/*
+ * @e packed into its CPU's bundle. A bundle's times must not go back, as
+ * Perfetto sorts a CPU's events by bundle: an event earlier than the last
+ * (a guest event mapped before a host one) starts a new bundle.
+ */
+static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
+{
+	Perfetto__Protos__GenericFtraceEvent g = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__INIT;
+	FtraceEvent fe = PERFETTO__PROTOS__FTRACE_EVENT__INIT;
+	union { ProtobufCMessage base; uint64_t words[TYPED_MAX / 8]; } typed;
+	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
+	struct bundle *b = cpu_bundle(p, e->machine, e->cpu);
+	const struct sink_field *f;
+	unsigned int nr;
+	size_t len;
+
+	if (b->nr && ts < b->last_ts)
+		flush_bundle(p, e->machine, e->cpu);
+	f = sink_event_fields(e, &nr);
+	PB_SET(fe, timestamp, ts);
+	PB_SET(fe, pid, e->pid);
+	if (!typed_event(e, f, nr, &fe, &typed.base))
+		generic_event(p, e, f, nr, &fe, &g);
+	len = protobuf_c_message_get_packed_size(&fe.base);
+	if (b->len + 1 + VARINT_MAX + len > b->alloc) {
+		b->alloc = (b->len + 1 + VARINT_MAX + len) * 2;
+		b->buf = xrealloc(b->buf, b->alloc, 1);
+	}
+	b->buf[b->len++] = BUNDLE_EVENT_TAG;
+	b->len += put_varint(b->buf + b->len, len);
+	b->len += protobuf_c_message_pack(&fe.base, b->buf + b->len);
+	b->last_ts = ts;
+	if (++b->nr == BUNDLE_EVENTS)
+		flush_bundle(p, e->machine, e->cpu);
+}
+
+/* The "in guest" slices and the TSC values an event puts in force. */
 static void host_event(struct pf_sink *p, const struct sink_event *e)
 {
-	uint64_t track = host_thread_track(p, e);
+	uint64_t track;
 
+	if (e->kvm == SINK_KVM_NONE && !e->sets_offset && !e->sets_mult)
+		return;
+	track = host_thread_track(p, e);
 	if (e->kvm == SINK_KVM_ENTRY)
 		write_slice(p, e, track, true);
 	/* A trace that begins inside a run has no begin for its first exit. */
 	if (e->kvm == SINK_KVM_EXIT && e->was_running)
 		write_slice(p, e, track, false);
-	/* The TSC values the event puts in force on its vCPU. */
 	if (e->sets_offset)
 		write_counter(p, e, TRACK_TSC_OFFSET, e->offset);
 	if (e->sets_mult)
 		write_counter(p, e, TRACK_TSC_MULT, e->mult);
-	write_instant(p, e, track, NULL, 0);
-}
-
-static void guest_event(struct pf_sink *p, const struct sink_event *e)
-{
-	Perfetto__Protos__DebugAnnotation info = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
-	Perfetto__Protos__DebugAnnotation tsc = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
-	Perfetto__Protos__DebugAnnotation *args[] = { &info, &tsc };
-	unsigned int len;
-
-	PB_SET(info, name_iid, ANNOTATION_INFO);
-	info.string_value = (char *)sink_event_text(e, &len);
-	PB_SET(tsc, name_iid, ANNOTATION_GUEST_TSC);
-	PB_SET(tsc, uint_value, e->guest_ts);
-	write_instant(p, e, guest_vcpu_track(p, e), args, 2);
 }
 
 static void perfetto_event(void *priv, const struct sink_event *e)
@@ -475,26 +542,33 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 	struct pf_sink *p = priv;
 
 	if (e->machine)
-		guest_event(p, e);
+		guest_track(p, e->machine);
 	else
 		host_event(p, e);
+	ftrace_event(p, e);
 }
 
 static int perfetto_finish(void *priv)
 {
 	struct pf_sink *p = priv;
-	int ret = 0;
+	int i, machine;
 
-	if (p->full) {
-		fprintf(stderr, "kvm-tsc-merge: more than %d tracks or %d event names: the Perfetto trace is incomplete\n",
-			TRACK_SLOTS, NAME_SLOTS);
-		ret = -1;
+	for (machine = 0; machine <= p->o.desc->nr_guests; machine++) {
+		struct machine *m = &p->machines[machine];
+
+		for (i = 0; i < m->nr_cpus; i++) {
+			flush_bundle(p, machine, i);
+			free(m->cpus[i].buf);
+		}
+		free(m->cpus);
 	}
-	free(p->texts);
-	free(p->seqs);
+	free(p->machines);
+	free(p->tracks.keys);
+	free(p->generic);
+	free(p->generic_list);
 	free(p->buf);
 	free(p);
-	return ret;
+	return 0;
 }
 
 const struct sink_ops perfetto_sink_ops = {

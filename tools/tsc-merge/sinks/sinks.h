@@ -85,6 +85,27 @@ struct sink_event {
 /* The info text of @e, NUL-terminated, valid while the sinks see @e. */
 const char *sink_event_text(const struct sink_event *e, unsigned int *len);
 
+/* A field of an event, as its format names and types it. */
+enum sink_field_kind {
+	SINK_FIELD_INT,
+	SINK_FIELD_UINT,
+	SINK_FIELD_STR,
+};
+
+struct sink_field {
+	const char *name;
+	enum sink_field_kind kind;
+	int64_t i;
+	uint64_t u;
+	const char *str;
+};
+
+/*
+ * The fields of @e in its format's order, read at most once, valid while
+ * the sinks see @e; none for a damaged record or one without a format.
+ */
+const struct sink_field *sink_event_fields(const struct sink_event *e, unsigned int *nr);
+
 /*
  * Output sinks, called in host-time order. @finish completes the format
  * and frees; the output file's owner (main.c, outfile.c) checks the writes.

@@ -6,7 +6,10 @@
 # prints, tab-separated: timestamp, machine id, track name, event type,
 # event name, annotations ("name=value" joined by ";"); and one line
 # "track<TAB>machine<TAB>uuid<TAB>name<TAB>parent name<TAB>kind" per track
-# descriptor, kind being process, thread, counter or plain. Interned names
+# descriptor, kind being process, thread, counter or plain; and one line
+# "ftrace<TAB>machine<TAB>cpu<TAB>timestamp<TAB>pid<TAB>event<TAB>fields"
+# per event of an ftrace bundle, fields "name=value" joined by ";", a
+# generic event's as a typed one's. Interned names
 # and texts are looked up per packet sequence, as Perfetto does; an iid
 # that sequence never interned prints as "?iid".
 
@@ -20,6 +23,8 @@ function unquote(s) {
 
 function reset_packet() {
 	delete pk
+	nftrace = 0
+	delete ftrace_lines
 	nann = 0
 	delete ann_name
 	delete ann_value
@@ -45,9 +50,23 @@ function end_block(name,    seq) {
 	delete blk
 }
 
+# An ftrace event closes before its packet's machine_id is read: kept.
+function end_ftrace_event() {
+	ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ev["timestamp"] OFS ev["pid"] OFS \
+		ev_name OFS ev_fields
+	delete ev
+	ev_name = ev_fields = ""
+}
+
+function add_ftrace_field(name, value) {
+	ev_fields = ev_fields (ev_fields == "" ? "" : ";") name "=" unquote(value)
+}
+
 function end_packet(    seq, machine, k, args, v, name, kind) {
 	seq = pk["trusted_packet_sequence_id"]
 	machine = ("machine_id" in pk) ? pk["machine_id"] : 0
+	for (k = 1; k <= nftrace; k++)
+		print "ftrace", machine, ftrace_lines[k]
 	if (pk["sequence_flags"] % 2) {
 		for (k in names) { split(k, w, SUBSEP); if (w[1] == seq) delete names[k] }
 		for (k in anames) { split(k, w, SUBSEP); if (w[1] == seq) delete anames[k] }
@@ -109,6 +128,10 @@ BEGIN {
 /^ *\}$/ {
 	if (depth == 1)
 		end_packet()
+	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "event")
+		end_ftrace_event()
+	else if (depth == 5 && stack[2] == "ftrace_events")
+		add_ftrace_field(unquote(gfield["name"]), gfield["value"])
 	else if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotation_string_values|debug_annotations)$/)
 		end_block(stack[depth])
 	depth--
@@ -120,6 +143,19 @@ BEGIN {
 	sub(/:$/, "", key)
 	value = $0
 	sub(/^ *[a-z_]+: /, "", value)
+	if (depth >= 3 && stack[2] == "ftrace_events") {
+		if (depth == 3)
+			ev[key] = value
+		else if (depth == 4 && key == "event_name")
+			ev_name = unquote(value)
+		else if (depth == 4)
+			add_ftrace_field(key, value)
+		else
+			gfield[key == "name" ? "name" : "value"] = value
+		if (depth == 4 && stack[4] != "generic")
+			ev_name = stack[4]
+		next
+	}
 	if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotation_string_values|debug_annotations)$/) {
 		blk[key] = value
 		next

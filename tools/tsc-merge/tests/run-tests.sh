@@ -539,13 +539,15 @@ test_perfetto()
 		-g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000" &&
 		pftrace_events "$WORK/vms.pftrace" >"$ev" &&
 		expect_lines "$ev" \
-			'150000\t1\tvCPU 0\tTYPE_INSTANT\tprint\tinfo=0x0: a0;guest_tsc=250' \
-			'250000\t1\tvCPU 1\tTYPE_INSTANT\tprint\tinfo=0x0: a1;guest_tsc=350' \
-			'350000\t2\tvCPU 0\tTYPE_INSTANT\tprint\tinfo=0x0: b0;guest_tsc=20350' \
-			'450000\t2\tvCPU 1\tTYPE_INSTANT\tprint\tinfo=0x0: b1;guest_tsc=20450'
-	tap_result $? "Perfetto: protoc decodes it; each guest a machine, its events on vCPU tracks at host ns"
-	grep -q "^track	1	[0-9]*	vCPU 0	VM a (qemu pid 1000.1)	plain$" "$ev" &&
-		grep -q "^track	2	[0-9]*	vCPU 1	VM b (qemu pid 2000.1)	plain$" "$ev" &&
+			'ftrace\t1\t0\t150000\t1\tprint\tip=0;buf=a0' \
+			'ftrace\t1\t1\t250000\t1\tprint\tip=0;buf=a1' \
+			'ftrace\t2\t0\t350000\t1\tprint\tip=0;buf=b0' \
+			'ftrace\t2\t1\t450000\t1\tprint\tip=0;buf=b1' \
+			'ftrace\t0\t0\t2000\t1000\ttask_newtask\tpid=1001;comm=vcpu0;clone_flags=4001536;oom_score_adj=0' \
+			'ftrace\t0\t0\t100000\t1001\tkvm_entry\tvcpu_id=0;rip=0;immediate_exit=0'
+	tap_result $? "Perfetto: protoc decodes it; ftrace bundles per machine and CPU at host ns, typed or generic events"
+	grep -q "^track	1	[0-9]*	VM a (qemu pid 1000.1)		plain$" "$ev" &&
+		grep -q "^track	2	[0-9]*	VM b (qemu pid 2000.1)		plain$" "$ev" &&
 		expect_lines "$ev" '4000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=100' \
 			'33000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=20000' \
 			'32000\t0\tvCPU 0 TSC multiplier\tTYPE_COUNTER\t\tvalue=4294967296' \
