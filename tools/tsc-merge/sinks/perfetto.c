@@ -47,8 +47,12 @@ typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 enum { ANNOTATION_VCPU = 1 };
 enum { NAME_IN_GUEST = 1 };
 
-/* What a track stands for; its uuid is its key, hashed. */
+/*
+ * What a track stands for; its uuid is its key, hashed. A task is no
+ * track, but named once per machine as a track is described once.
+ */
 enum track_kind {
+	TRACK_TASK,
 	TRACK_HOST_PROCESS,
 	TRACK_HOST_THREAD,
 	TRACK_GUEST,
@@ -56,7 +60,7 @@ enum track_kind {
 	TRACK_TSC_MULT,
 };
 
-/* The tracks described so far: an open-addressing set that grows. */
+/* The tracks described and tasks named so far: an open-addressing set that grows. */
 struct track_set {
 	uint64_t *keys;			/* 0: free */
 	size_t slots;			/* a power of two */
@@ -322,6 +326,35 @@ static void guest_track(struct pf_sink *p, unsigned int machine)
 	write_descriptor(p, machine, &td);
 }
 
+/*
+ * Names @e's task on its machine the first time it runs, with the name its
+ * trace saved, as Perfetto names no thread from an event's pid alone. The
+ * idle task and tasks the trace has no name for stay unnamed.
+ */
+static void name_task(struct pf_sink *p, const struct sink_event *e)
+{
+	Perfetto__Protos__ProcessTree__Thread th = PERFETTO__PROTOS__PROCESS_TREE__THREAD__INIT;
+	Perfetto__Protos__ProcessTree__Thread *threads[] = { &th };
+	Perfetto__Protos__ProcessTree tree = PERFETTO__PROTOS__PROCESS_TREE__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	if (!e->pid || !e->comm || !strcmp(e->comm, "<...>") ||
+	    !track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
+		return;
+	PB_SET(th, tid, e->pid);
+	th.name = (char *)e->comm;
+	/* Only the host's tasks have a known process. */
+	if (!e->machine)
+		PB_SET(th, tgid, e->tgid);
+	tree.n_threads = 1;
+	tree.threads = threads;
+	pkt.process_tree = &tree;
+	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->o.tsc_khz));
+	if (e->machine)
+		PB_SET(pkt, machine_id, e->machine);
+	write_packet(p, &pkt);
+}
+
 /* A TrackEvent on a track at the event's time. */
 static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			TrackEvent *te)
@@ -545,6 +578,7 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 		guest_track(p, e->machine);
 	else
 		host_event(p, e);
+	name_task(p, e);
 	ftrace_event(p, e);
 }
 

@@ -558,6 +558,64 @@ test_perfetto()
 	tap_result $? "Perfetto: VM tracks, TSC offset and multiplier counters, 'in guest' slices on host threads"
 }
 
+# pftrace_check FILE [AWK ARGS]: Perfetto's import rules for ftrace
+# bundles and machines, checked over protoc's text (pftrace-check.awk).
+pftrace_check()
+{
+	local file=$1
+
+	shift
+	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
+		"$PROTO_DIR/perfetto_trace.proto" <"$file" | awk "$@" -f "$TESTS_DIR/pftrace-check.awk"
+}
+
+# sched CPU TS PREV PREV_PID STATE NEXT NEXT_PID: a sched_switch.
+sched()
+{
+	echo "$1 $2 $4 sched:sched_switch prev_comm=$3 prev_pid=$4 prev_prio=120 prev_state=$5 next_comm=$6 next_pid=$7 next_prio=120"
+}
+
+# Scheduling on two host CPUs and on a guest's vCPU, every task named.
+test_perfetto_ftrace()
+{
+	local ev=$WORK/sched.events i
+
+	{ echo "comm 1 init"; echo "comm 10 worker"
+	  vmm 1000 0x100000000 32 100 1001
+	  sched 0 50 worker 10 1 qemu 1000
+	  sched 1 60 init 1 0 worker 10
+	  run 1001 0 100 200; } | mktrace sched-host
+	{ echo "comm 1 init"; echo "comm 7 kworker"
+	  sched 0 220 init 1 2 kworker 7
+	  mark 0 260 hello | sed 's/ 1 ftrace/ 7 ftrace/'; } | mktrace sched-guest
+	"$MERGE" -q -n -k 1000 -p "$WORK/sched.pftrace" -H "$WORK/sched-host.dat" \
+		-g g="$WORK/sched-guest.dat@1000" &&
+		pftrace_events "$WORK/sched.pftrace" >"$ev" &&
+		expect_lines "$ev" \
+			'ftrace\t0\t0\t50000\t10\tsched_switch\tprev_comm=worker;prev_pid=10;prev_prio=120;prev_state=1;next_comm=qemu;next_pid=1000;next_prio=120' \
+			'ftrace\t0\t1\t60000\t1\tsched_switch\tprev_comm=init;prev_pid=1;prev_prio=120;prev_state=0;next_comm=worker;next_pid=10;next_prio=120' \
+			'ftrace\t1\t0\t120000\t1\tsched_switch\tprev_comm=init;prev_pid=1;prev_prio=120;prev_state=2;next_comm=kworker;next_pid=7;next_prio=120' \
+			'ftrace\t1\t0\t160000\t7\tprint\tip=0;buf=hello' &&
+		! grep -q "^ftrace	0	.*buf=hello" "$ev"
+	tap_result $? "Perfetto: typed sched_switch per host CPU bundle; guest events on machine 1 only"
+	pftrace_check "$WORK/sched.pftrace" -v names=1 >"$WORK/sched.check" &&
+		pftrace_check "$WORK/vms.pftrace" >"$WORK/vms.check"
+	tap_result $? "Perfetto import rules hold: bundle times, sequences per machine, machines and tasks named ($(tail -1 "$WORK/sched.check"))"
+	# 1100 VMMs of a vCPU each: 4400 host tracks, past any fixed table of
+	# 4096, and the guest's name.
+	{ echo "comm 1 init"
+	  for i in $(seq 1100); do
+		vmm_at $((i * 10)) $((10000 + 2 * i)) 0x100000000 32 100 $((10001 + 2 * i))
+	  done
+	  run 10003 0 50000 60000; } | mktrace many-host
+	{ echo "comm 1 init"; mark 0 55100 x; } | mktrace many-guest
+	"$MERGE" -q -n -k 1000 -p "$WORK/many.pftrace" -H "$WORK/many-host.dat" \
+		-g "$WORK/many-guest.dat@10002" &&
+		[ "$(pftrace_events "$WORK/many.pftrace" | grep -c "^track	")" = 4401 ] &&
+		pftrace_check "$WORK/many.pftrace" -v names=1 >/dev/null
+	tap_result $? "Perfetto: 4400 tracks, no fixed limit; uuids distinct"
+}
+
 # report_guest_times SYNC_DIR HOST GUEST: the guest events' times in
 # trace-cmd report of the --sync-out copies of HOST and GUEST. mktrace's
 # files print in seconds: -t gives all nine digits, so the dot goes.
@@ -712,11 +770,11 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((56 + unit_plan))
+	tap_plan $((59 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
