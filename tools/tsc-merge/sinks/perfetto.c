@@ -92,6 +92,7 @@ struct pf_sink {
 	unsigned int generic_alloc;
 	uint8_t *buf;
 	size_t alloc;
+	bool clock_said;
 };
 
 void *perfetto_sink_new(const struct sink_out *o)
@@ -355,6 +356,34 @@ static void name_task(struct pf_sink *p, const struct sink_event *e)
 	write_packet(p, &pkt);
 }
 
+/*
+ * The clock of the trace's times, said once. Perfetto reads ftrace and
+ * track event times as BOOTTIME unless told otherwise; the times here are
+ * the host's TSC in ns, which is what BOOTTIME stands for in this trace:
+ * there is no other clock to tie them to (the host trace's clock is
+ * x86-tsc), so the snapshot names one clock, as the primary one.
+ */
+static void say_clock(struct pf_sink *p, uint64_t ts)
+{
+	Perfetto__Protos__ClockSnapshot__Clock boottime = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock *clocks[] = { &boottime };
+	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	if (p->clock_said)
+		return;
+	p->clock_said = true;
+	PB_SET(boottime, clock_id, PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_BOOTTIME);
+	PB_SET(boottime, timestamp, ts);
+	cs.n_clocks = 1;
+	cs.clocks = clocks;
+	PB_SET(cs, primary_trace_clock, PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_BOOTTIME);
+	pkt.clock_snapshot = &cs;
+	PB_SET(pkt, timestamp, ts);
+	PB_SET(pkt, trusted_packet_sequence_id, sequence_id(0));
+	write_packet(p, &pkt);
+}
+
 /* A TrackEvent on a track at the event's time. */
 static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			TrackEvent *te)
@@ -574,6 +603,7 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 {
 	struct pf_sink *p = priv;
 
+	say_clock(p, tsc_to_ns(e->host_ts, p->o.tsc_khz));
 	if (e->machine)
 		guest_track(p, e->machine);
 	else

@@ -596,8 +596,11 @@ test_perfetto_ftrace()
 			'ftrace\t0\t1\t60000\t1\tsched_switch\tprev_comm=init;prev_pid=1;prev_prio=120;prev_state=0;next_comm=worker;next_pid=10;next_prio=120' \
 			'ftrace\t1\t0\t120000\t1\tsched_switch\tprev_comm=init;prev_pid=1;prev_prio=120;prev_state=2;next_comm=kworker;next_pid=7;next_prio=120' \
 			'ftrace\t1\t0\t160000\t7\tprint\tip=0;buf=hello' &&
-		! grep -q "^ftrace	0	.*buf=hello" "$ev"
-	tap_result $? "Perfetto: typed sched_switch per host CPU bundle; guest events on machine 1 only"
+		! grep -q "^ftrace	0	.*buf=hello" "$ev" &&
+		protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
+			"$PROTO_DIR/perfetto_trace.proto" <"$WORK/sched.pftrace" | head -9 | tr -d ' \n' |
+		grep -q '^packet{clock_snapshot{clocks{clock_id:6timestamp:1000}primary_trace_clock:BUILTIN_CLOCK_BOOTTIME}'
+	tap_result $? "Perfetto: typed sched_switch per host CPU bundle; guest events on machine 1 only; a clock snapshot first"
 	pftrace_check "$WORK/sched.pftrace" -v names=1 >"$WORK/sched.check" &&
 		pftrace_check "$WORK/vms.pftrace" >"$WORK/vms.check"
 	tap_result $? "Perfetto import rules hold: bundle times, sequences per machine, machines and tasks named ($(tail -1 "$WORK/sched.check"))"
