@@ -356,12 +356,17 @@ struct outputs {
 	struct sync_out *sync;
 	struct sink_desc *desc;		/* the run as every sink sees it */
 	struct sink sinks[4];
+	int sink_files[4];		/* the OUT_* each writes; -1: none */
 	int nr_sinks;
 };
 
-static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv)
+/* The options that name the outputs, for the error that lists those kept. */
+static const char *const outfile_options[NR_OUTFILES] = { "-o", "-j", "-p", "-s" };
+
+static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv, int file)
 {
 	out->sinks[out->nr_sinks].ops = ops;
+	out->sink_files[out->nr_sinks] = file;
 	out->sinks[out->nr_sinks++].priv = priv;
 }
 
@@ -376,54 +381,79 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 		out->sync = sync_prepare(o->sync_out, o->force, o->sync_max_error, out->desc);
 		if (!out->sync)
 			return -1;
-		add_sink(out, &sync_sink_ops, out->sync);
+		add_sink(out, &sync_sink_ops, out->sync, -1);
 	}
 	if (o->timeline) {
 		if (outfile_open(&files[OUT_TIMELINE], timeline_path(o)))
 			return -1;
 		add_sink(out, &text_sink_ops,
 			 text_sink_new(&(struct sink_out){ files[OUT_TIMELINE].f, out->desc, o->tsc_khz },
-				       o->fields));
+				       o->fields), OUT_TIMELINE);
 	}
 	if (o->json) {
 		if (outfile_open(&files[OUT_JSON], o->json))
 			return -1;
 		add_sink(out, &json_sink_ops,
-			 json_sink_new(&(struct sink_out){ files[OUT_JSON].f, out->desc, o->file_khz }));
+			 json_sink_new(&(struct sink_out){ files[OUT_JSON].f, out->desc, o->file_khz }),
+			 OUT_JSON);
 	}
 	if (o->perfetto) {
 		if (outfile_open(&files[OUT_PERFETTO], o->perfetto))
 			return -1;
 		add_sink(out, &perfetto_sink_ops,
 			 perfetto_sink_new(&(struct sink_out){ files[OUT_PERFETTO].f, out->desc,
-								o->file_khz }));
+								o->file_khz }), OUT_PERFETTO);
 	}
 	if (o->summary && outfile_open(&files[OUT_SUMMARY], o->summary))
 		return -1;
 	return 0;
 }
 
+/* A run that failed says which of its outputs are complete and in place. */
+static void say_kept(const struct outputs *out)
+{
+	int i, nr = 0;
+
+	for (i = 0; i < NR_OUTFILES; i++) {
+		if (!out->files[i].kept)
+			continue;
+		fprintf(stderr, "%s %s %s", nr++ ? "," : "kvm-tsc-merge: kept, complete:",
+			outfile_options[i], out->files[i].path);
+	}
+	if (nr)
+		fputc('\n', stderr);
+}
+
 /*
- * Finish every sink; only a run that succeeded puts its outputs in place,
- * and a failed one leaves the paths the user named as they were.
+ * Finish every sink. A merge that failed completes no output, and the
+ * paths the user named stay as they were; after a merge that succeeded,
+ * an output that fails is dropped and the others that completed are kept.
  */
 static int finish_outputs(struct options *o, struct outputs *out, struct trace_file *host,
 			  struct vm_table *vms, const struct merge_stats *stats, bool failed)
 {
 	int i, ret = failed ? -1 : 0;
 
-	for (i = 0; i < out->nr_sinks; i++)
-		if (out->sinks[i].ops->finish && out->sinks[i].ops->finish(out->sinks[i].priv))
-			ret = -1;
-	if (!ret && out->files[OUT_SUMMARY].f)
-		summary_print(out->files[OUT_SUMMARY].f, host, vms, o->guests, o->nr_guests, stats,
-			      o->file_khz);
-	if (!ret && out->sync && sync_write(out->sync))
+	for (i = 0; i < out->nr_sinks; i++) {
+		if (!out->sinks[i].ops->finish || !out->sinks[i].ops->finish(out->sinks[i].priv))
+			continue;
 		ret = -1;
-	if (ret)
+		if (out->sink_files[i] >= 0)
+			outfile_abort(&out->files[out->sink_files[i]]);
+	}
+	if (failed) {
 		outfiles_abort(out->files, NR_OUTFILES);
-	else if (outfiles_commit(out->files, NR_OUTFILES) || (out->sync && sync_commit(out->sync)))
-		ret = -1;
+	} else {
+		if (out->files[OUT_SUMMARY].f)
+			summary_print(out->files[OUT_SUMMARY].f, host, vms, o->guests,
+				      o->nr_guests, stats, o->file_khz);
+		if (out->sync && (sync_write(out->sync) || sync_commit(out->sync)))
+			ret = -1;
+		if (outfiles_commit(out->files, NR_OUTFILES))
+			ret = -1;
+		if (ret)
+			say_kept(out);
+	}
 	sync_free(out->sync);
 	describe_free(out->desc);
 	return ret;

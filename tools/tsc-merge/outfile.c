@@ -135,6 +135,7 @@ int outfile_commit(struct outfile *o)
 	free(o->tmp);
 	free(o->target);
 	o->tmp = o->target = NULL;
+	o->kept = true;
 	return 0;
 }
 
@@ -150,24 +151,18 @@ void outfile_abort(struct outfile *o)
 }
 
 /*
- * A run's outputs are all flushed before any is put in place, so a write
- * that failed (a full disk) leaves every path as it was; a rename that
- * fails after others were made leaves those in place.
+ * Each output is put in place on its own: one whose write fails (a full
+ * disk) is dropped with an error that names it, and the others, complete,
+ * are kept.
  */
 int outfiles_commit(struct outfile *o, int nr)
 {
-	int i;
+	int i, ret = 0;
 
 	for (i = 0; i < nr; i++)
-		if (outfile_flush(&o[i]))
-			goto fail;
-	for (i = 0; i < nr; i++)
 		if (outfile_commit(&o[i]))
-			goto fail;
-	return 0;
-fail:
-	outfiles_abort(o, nr);
-	return -1;
+			ret = -1;
+	return ret;
 }
 
 void outfiles_abort(struct outfile *o, int nr)

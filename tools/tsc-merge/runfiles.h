@@ -16,6 +16,7 @@ struct outfile {
 	char *target;			/* the regular file it names */
 	char *tmp;			/* written until complete */
 	FILE *f;
+	bool kept;			/* committed complete */
 };
 
 int create_temp_beside(const char *path, char **tmp);

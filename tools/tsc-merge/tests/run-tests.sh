@@ -421,23 +421,30 @@ snapshot()
 	done
 }
 
-# Every output goes to a temporary file beside it until the run succeeds:
-# a run that fails after merging leaves what the user named as it was, a
-# symbolic link stays a link, and devices and pipes are written in place.
+# Every output goes to a temporary file beside it until it is complete:
+# an output that fails leaves what the user named as it was and the
+# others, complete, are kept and named; a symbolic link stays a link, and
+# devices and pipes are written in place.
 test_outputs_kept()
 {
-	local out=$WORK/kept before f
+	local out=$WORK/kept f
 
 	mkdir -p "$out/sync"
 	for f in timeline json pftrace summary; do echo "precious $f" >"$out/$f"; done
 	ln -s timeline "$out/link"
-	before=$(snapshot "$out"/*)
 	# The 2^63 guest of test_sync_out fails in --sync-out, after the merge.
 	"$MERGE" -q -k 1000 -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$out/sync" \
-		-o "$out/link" -j "$out/json" -p "$out/pftrace" -s "$out/summary" 2>/dev/null
-	[ $? = 1 ] && [ "$(snapshot "$out"/*)" = "$before" ] &&
-		[ -z "$(ls -A "$out/sync")" ] && [ -z "$(find "$out" -mindepth 1 -maxdepth 1 -name '.*')" ]
-	tap_result $? "a run that fails after merging leaves -o (a symlink), -j, -p and -s as they were, no temporary file"
+		-o "$out/link" -j "$out/json" -p "$out/pftrace" -s "$out/summary" 2>"$out.err"
+	[ $? = 1 ] && [ -L "$out/link" ] && ! grep -q "^precious" "$out/timeline" "$out/json" "$out/pftrace" "$out/summary" &&
+		[ -z "$(ls -A "$out/sync")" ] && [ -z "$(find "$out" -mindepth 1 -maxdepth 1 -name '.*')" ] &&
+		grep -qxF "kvm-tsc-merge: kept, complete: -o $out/link, -j $out/json, -p $out/pftrace, -s $out/summary" "$out.err"
+	tap_result $? "--sync-out failing after the merge keeps -o (through its symlink), -j, -p, -s complete and names them; no temporary file"
+	"$MERGE" -q -n -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -j "$out/json2" \
+		-p /dev/full 2>"$out.err"
+	[ $? = 1 ] && jq -e '.traceEvents | length > 0' "$out/json2" >/dev/null &&
+		grep -q "^kvm-tsc-merge: writing /dev/full failed: No space left on device" "$out.err" &&
+		grep -qxF "kvm-tsc-merge: kept, complete: -j $out/json2" "$out.err"
+	tap_result $? "-p failing (a full device) keeps -j complete, and says so"
 	"$MERGE" -q -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o "$out/link" &&
 		[ -L "$out/link" ] && grep -q "before" "$out/timeline" &&
 		[ "$("$MERGE" -q -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -o /dev/stdout | wc -l)" -gt 0 ]
@@ -773,7 +780,7 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((59 + unit_plan))
+	tap_plan $((60 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
