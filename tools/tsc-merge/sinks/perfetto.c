@@ -44,7 +44,7 @@ typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 #define TYPED_MAX			256	/* bytes of a typed event message */
 
 /* Names interned on every sequence with these iids. */
-enum { ANNOTATION_VCPU = 1 };
+enum { ANNOTATION_VCPU = 1, ANNOTATION_OFFSET, ANNOTATION_MULT };
 enum { NAME_IN_GUEST = 1 };
 
 /*
@@ -213,8 +213,10 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 			 Perfetto__Protos__InternedData *in)
 {
 	static Perfetto__Protos__DebugAnnotationName vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
+	static Perfetto__Protos__DebugAnnotationName offset = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
+	static Perfetto__Protos__DebugAnnotationName mult = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
 	static Perfetto__Protos__EventName in_guest = PERFETTO__PROTOS__EVENT_NAME__INIT;
-	static Perfetto__Protos__DebugAnnotationName *annotation_names[] = { &vcpu };
+	static Perfetto__Protos__DebugAnnotationName *annotation_names[] = { &vcpu, &offset, &mult };
 	static Perfetto__Protos__EventName *event_names[] = { &in_guest };
 
 	PB_SET(*pkt, trusted_packet_sequence_id, sequence_id(machine));
@@ -229,6 +231,10 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	in_guest.name = "in guest";
 	PB_SET(vcpu, iid, ANNOTATION_VCPU);
 	vcpu.name = "vcpu";
+	PB_SET(offset, iid, ANNOTATION_OFFSET);
+	offset.name = "tsc_offset";
+	PB_SET(mult, iid, ANNOTATION_MULT);
+	mult.name = "tsc_multiplier";
 	in->n_event_names = ARRAY_SIZE(event_names);
 	in->event_names = event_names;
 	in->n_debug_annotation_names = ARRAY_SIZE(annotation_names);
@@ -439,15 +445,31 @@ static uint64_t counter_track(struct pf_sink *p, const struct sink_event *e,
 	return td.uuid;
 }
 
-/* An int64 counter: an offset shows as its two's complement, exact. */
+/*
+ * An int64 counter: an offset shows as its two's complement. A counter's
+ * value becomes a double in trace_processor, exact only below 2^53: the
+ * event's argument keeps the value exact, the offset signed and the
+ * multiplier unsigned.
+ */
 static void write_counter(struct pf_sink *p, const struct sink_event *e,
 			  enum track_kind kind, uint64_t value)
 {
+	Perfetto__Protos__DebugAnnotation exact = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	Perfetto__Protos__DebugAnnotation *args[] = { &exact };
 	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	uint64_t track = counter_track(p, e, kind);
 
 	PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER);
 	PB_SET(te, counter_value, (int64_t)value);
+	if (kind == TRACK_TSC_OFFSET) {
+		PB_SET(exact, name_iid, ANNOTATION_OFFSET);
+		PB_SET(exact, int_value, (int64_t)value);
+	} else {
+		PB_SET(exact, name_iid, ANNOTATION_MULT);
+		PB_SET(exact, uint_value, value);
+	}
+	te.n_debug_annotations = 1;
+	te.debug_annotations = args;
 	write_event(p, e, track, &te);
 }
 

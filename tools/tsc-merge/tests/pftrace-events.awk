@@ -9,8 +9,8 @@
 # descriptor, kind being process, thread, counter or plain; and one line
 # "ftrace<TAB>machine<TAB>cpu<TAB>timestamp<TAB>pid<TAB>event<TAB>fields"
 # per event of an ftrace bundle, fields "name=value" joined by ";", a
-# generic event's as a typed one's. Interned names
-# and texts are looked up per packet sequence, as Perfetto does; an iid
+# generic event's as a typed one's (value=V first on a counter). Interned names
+# are looked up per packet sequence, as Perfetto does; an iid
 # that sequence never interned prints as "?iid".
 
 function unquote(s) {
@@ -39,13 +39,10 @@ function end_block(name,    seq) {
 		pending_names[blk["iid"]] = unquote(blk["name"])
 	else if (name == "debug_annotation_names")
 		pending_anames[blk["iid"]] = unquote(blk["name"])
-	else if (name == "debug_annotation_string_values")
-		pending_strings[blk["iid"]] = unquote(blk["str"])
 	else if (name == "debug_annotations") {
 		nann++
 		ann_name[nann] = blk["name_iid"]
-		ann_value[nann] = ("string_value_iid" in blk) ? "iid:" blk["string_value_iid"] : \
-			("string_value" in blk) ? unquote(blk["string_value"]) : blk["uint_value"]
+		ann_value[nann] = ("int_value" in blk) ? blk["int_value"] : blk["uint_value"]
 	}
 	delete blk
 }
@@ -62,7 +59,7 @@ function add_ftrace_field(name, value) {
 	ev_fields = ev_fields (ev_fields == "" ? "" : ";") name "=" unquote(value)
 }
 
-function end_packet(    seq, machine, k, args, v, name, kind) {
+function end_packet(    seq, machine, k, args, name, kind) {
 	seq = pk["trusted_packet_sequence_id"]
 	machine = ("machine_id" in pk) ? pk["machine_id"] : 0
 	for (k = 1; k <= nftrace; k++)
@@ -70,14 +67,11 @@ function end_packet(    seq, machine, k, args, v, name, kind) {
 	if (pk["sequence_flags"] % 2) {
 		for (k in names) { split(k, w, SUBSEP); if (w[1] == seq) delete names[k] }
 		for (k in anames) { split(k, w, SUBSEP); if (w[1] == seq) delete anames[k] }
-		for (k in strings) { split(k, w, SUBSEP); if (w[1] == seq) delete strings[k] }
 	}
 	for (k in pending_names) names[seq, k] = pending_names[k]
 	for (k in pending_anames) anames[seq, k] = pending_anames[k]
-	for (k in pending_strings) strings[seq, k] = pending_strings[k]
 	delete pending_names
 	delete pending_anames
-	delete pending_strings
 	if ("track_descriptor.uuid" in pk) {
 		name = ("track_descriptor.name" in pk) ? pk["track_descriptor.name"] : \
 		       ("track_descriptor.thread.thread_name" in pk) ? pk["track_descriptor.thread.thread_name"] : \
@@ -94,13 +88,10 @@ function end_packet(    seq, machine, k, args, v, name, kind) {
 		return
 	args = ""
 	for (k = 1; k <= nann; k++) {
-		v = ann_value[k]
-		if (v ~ /^iid:/)
-			v = lookup(strings, seq, substr(v, 5))
-		args = args (k > 1 ? ";" : "") lookup(anames, seq, ann_name[k]) "=" v
+		args = args (k > 1 ? ";" : "") lookup(anames, seq, ann_name[k]) "=" ann_value[k]
 	}
 	if ("track_event.counter_value" in pk)
-		args = "value=" pk["track_event.counter_value"]
+		args = "value=" pk["track_event.counter_value"] (args == "" ? "" : ";") args
 	name = ("track_event.name_iid" in pk) ? lookup(names, seq, pk["track_event.name_iid"]) : ""
 	print pk["timestamp"], machine, tracks[pk["track_event.track_uuid"]], \
 		pk["track_event.type"], name, args
@@ -132,7 +123,7 @@ BEGIN {
 		end_ftrace_event()
 	else if (depth == 5 && stack[2] == "ftrace_events")
 		add_ftrace_field(unquote(gfield["name"]), gfield["value"])
-	else if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotation_string_values|debug_annotations)$/)
+	else if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotations)$/)
 		end_block(stack[depth])
 	depth--
 	next
@@ -156,7 +147,7 @@ BEGIN {
 			ev_name = stack[4]
 		next
 	}
-	if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotation_string_values|debug_annotations)$/) {
+	if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotations)$/) {
 		blk[key] = value
 		next
 	}

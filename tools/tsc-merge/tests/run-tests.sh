@@ -555,9 +555,9 @@ test_perfetto()
 	tap_result $? "Perfetto: protoc decodes it; ftrace bundles per machine and CPU at host ns, typed or generic events"
 	grep -q "^track	1	[0-9]*	VM a (qemu pid 1000.1)		plain$" "$ev" &&
 		grep -q "^track	2	[0-9]*	VM b (qemu pid 2000.1)		plain$" "$ev" &&
-		expect_lines "$ev" '4000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=100' \
-			'33000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=20000' \
-			'32000\t0\tvCPU 0 TSC multiplier\tTYPE_COUNTER\t\tvalue=4294967296' \
+		expect_lines "$ev" '4000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=100;tsc_offset=100' \
+			'33000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=20000;tsc_offset=20000' \
+			'32000\t0\tvCPU 0 TSC multiplier\tTYPE_COUNTER\t\tvalue=4294967296;tsc_multiplier=4294967296' \
 			'100000\t0\tvcpu0\tTYPE_SLICE_BEGIN\tin guest\tvcpu=0' \
 			'200000\t0\tvcpu0\tTYPE_SLICE_END\t\t' &&
 		[ "$(grep -c "	TYPE_SLICE_BEGIN	in guest	" "$ev")" = 4 ] &&
@@ -611,6 +611,14 @@ test_perfetto_ftrace()
 	pftrace_check "$WORK/sched.pftrace" -v names=1 >"$WORK/sched.check" &&
 		pftrace_check "$WORK/vms.pftrace" >"$WORK/vms.check"
 	tap_result $? "Perfetto import rules hold: bundle times, sequences per machine, machines and tasks named ($(tail -1 "$WORK/sched.check"))"
+	# An offset of -256: the counter and its exact argument, signed.
+	{ vmm 1000 0x100000000 32 0xffffffffffffff00 1001; run 1001 0 1000 2000; } | mktrace neg-host
+	{ echo "comm 1 init"; mark 0 1244 x; } | mktrace neg-guest
+	"$MERGE" -q -n -k 1000 -p "$WORK/neg.pftrace" -H "$WORK/neg-host.dat" -g "$WORK/neg-guest.dat" &&
+		pftrace_events "$WORK/neg.pftrace" >"$WORK/neg.events" &&
+		expect_lines "$WORK/neg.events" '4000\t0\tvCPU 0 TSC offset\tTYPE_COUNTER\t\tvalue=-256;tsc_offset=-256' \
+			'ftrace\t1\t0\t1500000\t1\tprint\tip=0;buf=x'
+	tap_result $? "Perfetto: a negative TSC offset is an exact signed counter and argument"
 	# 1100 VMMs of a vCPU each: 4400 host tracks, past any fixed table of
 	# 4096, and the guest's name.
 	{ echo "comm 1 init"
@@ -780,7 +788,7 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((60 + unit_plan))
+	tap_plan $((61 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
