@@ -14,7 +14,15 @@
  * trace. The messages come from proto/perfetto_trace.proto through
  * protobuf-c; an event is a typed message when that message has a field
  * of the same name and kind for each field of the event's format, else a
- * GenericFtraceEvent.
+ * GenericFtraceEvent. x86's kvm_entry and kvm_exit are self-described
+ * messages (Perfetto v50+): FtraceEvent fields 65536 and up, which each
+ * bundle holding one describes (FtraceEventBundle.generic_event_descriptors).
+ *
+ * sched_switch and sched_waking go into the bundle's compact_sched, as
+ * traced writes them, where that loses nothing: a switch whose prev_pid,
+ * prev_comm and prev_prio are those the CPU's last switch put on it, a
+ * waking run by that task. Any other (a CPU's first switch, one after a
+ * gap or a rename) is a typed event.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +47,11 @@ typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 #define PACKET_MACHINE_TAG		(98 << 3)	/* TracePacket.machine_id */
 #define BUNDLE_CPU_TAG			0x08	/* FtraceEventBundle.cpu = 1 */
 #define BUNDLE_EVENT_TAG		0x12	/* FtraceEventBundle.event = 2 */
+#define BUNDLE_COMPACT_TAG		0x22	/* FtraceEventBundle.compact_sched = 4 */
+#define BUNDLE_DESCRIPTOR_TAG		0x5a	/* .generic_event_descriptors = 11 */
+#define COMPACT_INTERN_TAG		0x2a	/* CompactSched.intern_table = 5 */
+#define COMPACT_COMMS			256	/* comms a bundle interns at most */
+#define COMM_MAX			64	/* a comm compared, with its NUL */
 #define VARINT_MAX			10
 #define BUNDLE_EVENTS			1024	/* events a bundle holds at most */
 #define TYPED_MAX			256	/* bytes of a typed event message */
@@ -67,13 +80,51 @@ struct track_set {
 	size_t used;
 };
 
-/* One CPU's events not written yet, packed FtraceEvents. */
-struct bundle {
+/* A growing byte buffer. */
+struct bytes {
 	uint8_t *buf;
 	size_t len;
 	size_t alloc;
+};
+
+/* CompactSched's packed arrays, in the order of their field numbers here. */
+enum {
+	CS_SWITCH_TS, CS_PREV_STATE, CS_NEXT_PID, CS_NEXT_PRIO, CS_NEXT_COMM,
+	CS_WAKING_TS, CS_WAKING_PID, CS_WAKING_CPU, CS_WAKING_PRIO, CS_WAKING_COMM,
+	CS_ARRAYS
+};
+static const uint8_t compact_field[CS_ARRAYS] = { 1, 2, 3, 4, 6, 7, 8, 9, 10, 11 };
+
+/* The self-described messages: FtraceEvent field 65536 + index. */
+struct described {
+	const char *event;
+	const char *field;		/* in our FtraceEvent */
+	const char *group;
+};
+static const struct described described[] = {
+	{ "kvm_entry", "kvm_entry_x86", "kvm" },
+	{ "kvm_exit", "kvm_exit_x86", "kvm" },
+};
+
+/*
+ * One CPU's events not written yet: packed FtraceEvents, the compact
+ * arrays and their comms, the self-described messages used. The task on
+ * the CPU as its last switch says, and the last time, hold across bundles.
+ */
+struct bundle {
+	struct bytes events;
 	unsigned int nr;
-	uint64_t last_ts;
+	uint64_t last_ts;		/* the bundle's last event's */
+	uint64_t max_ts;		/* the CPU's latest event's */
+	struct bytes compact[CS_ARRAYS];
+	uint64_t switch_ts, waking_ts;	/* the arrays' last absolute times */
+	bool has_switch, has_waking;
+	char *comms[COMPACT_COMMS];
+	unsigned int nr_comms;
+	unsigned int described;		/* bit n: described[n] used */
+	bool running_known;
+	int running_pid, running_prio;
+	char running_comm[COMM_MAX];
 };
 
 /* A machine: 0 the host, 1 + n guest n; a bundle per CPU. */
@@ -93,18 +144,8 @@ struct pf_sink {
 	uint8_t *buf;
 	size_t alloc;
 	bool clock_said;
+	struct bytes descriptors[ARRAY_SIZE(described)];	/* each a whole bundle field */
 };
-
-void *perfetto_sink_new(const struct sink_out *o)
-{
-	struct pf_sink *p = xcalloc(1, sizeof(*p));
-
-	p->o = *o;
-	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
-	p->tracks.slots = 1024;
-	p->tracks.keys = xcalloc(p->tracks.slots, sizeof(*p->tracks.keys));
-	return p;
-}
 
 /* splitmix64's finalizer: a bijection, so distinct keys stay distinct. */
 static uint64_t mix64(uint64_t x)
@@ -141,6 +182,107 @@ static size_t varint_len(uint64_t v)
 	return put_varint(scratch, v);
 }
 
+static uint8_t *bytes_room(struct bytes *b, size_t n)
+{
+	if (b->len + n > b->alloc) {
+		b->alloc = (b->len + n) * 2;
+		b->buf = xrealloc(b->buf, b->alloc, 1);
+	}
+	return b->buf + b->len;
+}
+
+static void bytes_varint(struct bytes *b, uint64_t v)
+{
+	b->len += put_varint(bytes_room(b, VARINT_MAX), v);
+}
+
+static void bytes_put(struct bytes *b, const void *data, size_t n)
+{
+	memcpy(bytes_room(b, n), data, n);
+	b->len += n;
+}
+
+/* A length-delimited field: its tag, length and bytes. */
+static void bytes_field(struct bytes *b, uint32_t field, const void *data, size_t n)
+{
+	bytes_varint(b, field << 3 | 2);
+	bytes_varint(b, n);
+	bytes_put(b, data, n);
+}
+
+static void bytes_varint_field(struct bytes *b, uint32_t field, uint64_t v)
+{
+	bytes_varint(b, field << 3);
+	bytes_varint(b, v);
+}
+
+/* google.protobuf.FieldDescriptorProto.Type of a field of ours. */
+static int descriptor_type(ProtobufCType t)
+{
+	switch (t) {
+	case PROTOBUF_C_TYPE_INT64:
+		return 3;
+	case PROTOBUF_C_TYPE_UINT64:
+		return 4;
+	case PROTOBUF_C_TYPE_INT32:
+		return 5;
+	case PROTOBUF_C_TYPE_FIXED64:
+		return 6;
+	case PROTOBUF_C_TYPE_STRING:
+		return 9;
+	case PROTOBUF_C_TYPE_UINT32:
+		return 13;
+	default:
+		abort();
+	}
+}
+
+/*
+ * A self-described message's GenericEventDescriptor, as the bundle field
+ * that carries it: { field_id, event_descriptor: DescriptorProto { name:
+ * the event, field { name, number, label optional, type }... }, group_name }.
+ */
+static void describe(struct bytes *out, const struct described *d)
+{
+	const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field_by_name(
+		&perfetto__protos__ftrace_event__descriptor, d->field);
+	const ProtobufCMessageDescriptor *md = fd->descriptor;
+	struct bytes msg = { 0 }, field = { 0 }, gd = { 0 };
+	unsigned int i;
+
+	bytes_field(&msg, 1, d->event, strlen(d->event));
+	for (i = 0; i < md->n_fields; i++) {
+		field.len = 0;
+		bytes_field(&field, 1, md->fields[i].name, strlen(md->fields[i].name));
+		bytes_varint_field(&field, 3, md->fields[i].id);
+		bytes_varint_field(&field, 4, 1);
+		bytes_varint_field(&field, 5, descriptor_type(md->fields[i].type));
+		bytes_field(&msg, 2, field.buf, field.len);
+	}
+	bytes_varint_field(&gd, 1, fd->id);
+	bytes_field(&gd, 2, msg.buf, msg.len);
+	bytes_field(&gd, 3, d->group, strlen(d->group));
+	bytes_field(out, 11, gd.buf, gd.len);
+	free(msg.buf);
+	free(field.buf);
+	free(gd.buf);
+}
+
+void *perfetto_sink_new(const struct sink_out *o)
+{
+	struct pf_sink *p = xcalloc(1, sizeof(*p));
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(described); i++)
+		describe(&p->descriptors[i], &described[i]);
+
+	p->o = *o;
+	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
+	p->tracks.slots = 1024;
+	p->tracks.keys = xcalloc(p->tracks.slots, sizeof(*p->tracks.keys));
+	return p;
+}
+
 /*
  * A Trace is its packets, each a length-delimited field 1: so the file can
  * be written one packet at a time, with that tag and length put here.
@@ -174,11 +316,30 @@ static void flush_bundle(struct pf_sink *p, unsigned int machine, int cpu)
 {
 	struct bundle *b = &p->machines[machine].cpus[cpu];
 	uint8_t head[2 + 3 * VARINT_MAX], tail[2 + VARINT_MAX];
+	struct bytes more = { 0 }, compact = { 0 };
 	size_t bundle_len, n = 0, t = 0;
+	unsigned int i;
 
 	if (!b->nr)
 		return;
-	bundle_len = 1 + varint_len(cpu) + b->len;
+	if (b->has_switch || b->has_waking) {
+		for (i = 0; i < b->nr_comms; i++) {
+			bytes_field(&compact, 5, b->comms[i], strlen(b->comms[i]));
+			free(b->comms[i]);
+		}
+		for (i = 0; i < CS_ARRAYS; i++) {
+			if (b->compact[i].len)
+				bytes_field(&compact, compact_field[i], b->compact[i].buf,
+					    b->compact[i].len);
+			b->compact[i].len = 0;
+		}
+		bytes_field(&more, 4, compact.buf, compact.len);
+		free(compact.buf);
+	}
+	for (i = 0; i < ARRAY_SIZE(described); i++)
+		if (b->described & 1u << i)
+			bytes_put(&more, p->descriptors[i].buf, p->descriptors[i].len);
+	bundle_len = 1 + varint_len(cpu) + b->events.len + more.len;
 	head[n++] = PACKET_FTRACE_TAG;
 	n += put_varint(head + n, bundle_len);
 	head[n++] = BUNDLE_CPU_TAG;
@@ -188,12 +349,17 @@ static void flush_bundle(struct pf_sink *p, unsigned int machine, int cpu)
 		t += put_varint(tail, PACKET_MACHINE_TAG);
 		t += put_varint(tail + t, machine);
 	}
-	write_packet_head(p, n + b->len + t);
+	write_packet_head(p, n + b->events.len + more.len + t);
 	fwrite(head, 1, n, p->o.f);
-	fwrite(b->buf, 1, b->len, p->o.f);
+	fwrite(b->events.buf, 1, b->events.len, p->o.f);
+	fwrite(more.buf, 1, more.len, p->o.f);
 	fwrite(tail, 1, t, p->o.f);
-	b->len = 0;
+	free(more.buf);
+	b->events.len = 0;
 	b->nr = 0;
+	b->nr_comms = 0;
+	b->has_switch = b->has_waking = false;
+	b->described = 0;
 }
 
 static struct bundle *cpu_bundle(struct pf_sink *p, unsigned int machine, int cpu)
@@ -496,6 +662,7 @@ static bool set_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *fd,
 		*(int64_t *)at = v;
 		break;
 	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
 		*(uint64_t *)at = v;
 		break;
 	default:
@@ -506,16 +673,15 @@ static bool set_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *fd,
 }
 
 /*
- * The typed message of @e in @fe, built in @msg; false when Perfetto has
- * none for it or a field of its format has no place in it.
+ * @e as FtraceEvent field @fd in @fe, built in @msg; false when @fd is no
+ * event message or a field of @e's format has no place in it.
  */
-static bool typed_event(const struct sink_event *e, const struct sink_field *f,
-			unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg)
+static bool typed_as(const ProtobufCFieldDescriptor *fd, const struct sink_field *f,
+		     unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg)
 {
-	const ProtobufCFieldDescriptor *fd, *in;
+	const ProtobufCFieldDescriptor *in;
 	unsigned int i;
 
-	fd = protobuf_c_message_descriptor_get_field_by_name(fe->base.descriptor, e->name);
 	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->id == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC ||
 	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
 	    ((const ProtobufCMessageDescriptor *)fd->descriptor)->sizeof_message > TYPED_MAX)
@@ -528,6 +694,157 @@ static bool typed_event(const struct sink_event *e, const struct sink_field *f,
 	}
 	*(uint32_t *)((char *)fe + fd->quantifier_offset) = fd->id;
 	*(ProtobufCMessage **)((char *)fe + fd->offset) = msg;
+	return true;
+}
+
+/*
+ * The typed message of @e in @fe, built in @msg, Perfetto's own or a
+ * self-described one (its bit set in @used); false when neither fits.
+ */
+static bool typed_event(const struct sink_event *e, const struct sink_field *f,
+			unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg,
+			unsigned int *used)
+{
+	const ProtobufCMessageDescriptor *d = fe->base.descriptor;
+	unsigned int i;
+
+	if (typed_as(protobuf_c_message_descriptor_get_field_by_name(d, e->name), f, nr, fe, msg))
+		return true;
+	for (i = 0; i < ARRAY_SIZE(described); i++) {
+		if (strcmp(e->name, described[i].event))
+			continue;
+		if (!typed_as(protobuf_c_message_descriptor_get_field_by_name(d, described[i].field),
+			      f, nr, fe, msg))
+			return false;
+		*used |= 1u << i;
+		return true;
+	}
+	return false;
+}
+
+static const struct sink_field *field_named(const struct sink_field *f, unsigned int nr,
+					    const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(f[i].name, name))
+			return &f[i];
+	return NULL;
+}
+
+/* A number field's value; false when @f is absent or a string. */
+static bool number(const struct sink_field *f, int64_t *v)
+{
+	if (!f || f->kind == SINK_FIELD_STR)
+		return false;
+	*v = f->kind == SINK_FIELD_INT ? f->i : (int64_t)f->u;
+	return true;
+}
+
+static bool comm_field(const struct sink_field *f)
+{
+	return f && f->kind == SINK_FIELD_STR && strlen(f->str) < COMM_MAX;
+}
+
+/* @comm's index in @b's intern table, added if new; -1: the table is full. */
+static int intern_comm(struct bundle *b, const char *comm)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr_comms; i++)
+		if (!strcmp(b->comms[i], comm))
+			return i;
+	if (b->nr_comms == COMPACT_COMMS)
+		return -1;
+	b->comms[b->nr_comms] = strcpy(xrealloc(NULL, strlen(comm) + 1, 1), comm);
+	return b->nr_comms++;
+}
+
+static void compact_put(struct bundle *b, int array, uint64_t v)
+{
+	bytes_varint(&b->compact[array], v);
+}
+
+/*
+ * A sched_switch into the compact arrays when it loses nothing there: its
+ * format's seven fields, its prev_* those of the task on the CPU, its time
+ * after every earlier event of the CPU (trace_processor puts a bundle's
+ * compact events before its others at one time). Records the task it puts
+ * on the CPU either way; a switch back in time leaves that unknown.
+ */
+static bool compact_switch(struct bundle *b, const struct sink_event *e,
+			   const struct sink_field *f, unsigned int nr, uint64_t ts)
+{
+	const struct sink_field *prev_comm = field_named(f, nr, "prev_comm");
+	const struct sink_field *next_comm = field_named(f, nr, "next_comm");
+	int64_t prev_pid, prev_prio, prev_state, next_pid, next_prio;
+	bool fits;
+	int comm;
+
+	if (nr != 7 || !comm_field(prev_comm) || !comm_field(next_comm) ||
+	    !number(field_named(f, nr, "prev_pid"), &prev_pid) ||
+	    !number(field_named(f, nr, "prev_prio"), &prev_prio) ||
+	    !number(field_named(f, nr, "prev_state"), &prev_state) ||
+	    !number(field_named(f, nr, "next_pid"), &next_pid) ||
+	    !number(field_named(f, nr, "next_prio"), &next_prio)) {
+		b->running_known = false;
+		return false;
+	}
+	fits = b->running_known && ts > b->max_ts && prev_pid == b->running_pid &&
+	       e->pid == prev_pid && prev_prio == b->running_prio &&
+	       !strcmp(prev_comm->str, b->running_comm);
+	comm = fits ? intern_comm(b, next_comm->str) : -1;
+	if (ts < b->max_ts) {
+		b->running_known = false;
+	} else {
+		b->running_known = true;
+		b->running_pid = next_pid;
+		b->running_prio = next_prio;
+		strcpy(b->running_comm, next_comm->str);
+	}
+	if (comm < 0)
+		return false;
+	compact_put(b, CS_SWITCH_TS, b->has_switch ? ts - b->switch_ts : ts);
+	compact_put(b, CS_PREV_STATE, prev_state);
+	compact_put(b, CS_NEXT_PID, next_pid);
+	compact_put(b, CS_NEXT_PRIO, next_prio);
+	compact_put(b, CS_NEXT_COMM, comm);
+	b->switch_ts = ts;
+	b->has_switch = true;
+	return true;
+}
+
+/*
+ * A sched_waking into the compact arrays when it loses nothing there: run
+ * by the task on the CPU, after every earlier event of the CPU, its fields
+ * comm, pid, prio and target_cpu (and success, when 1).
+ */
+static bool compact_waking(struct bundle *b, const struct sink_event *e,
+			   const struct sink_field *f, unsigned int nr, uint64_t ts)
+{
+	const struct sink_field *comm_f = field_named(f, nr, "comm");
+	const struct sink_field *success = field_named(f, nr, "success");
+	int64_t pid, prio, target_cpu, ok = 1;
+	int comm;
+
+	if (nr != 4u + !!success || !comm_field(comm_f) ||
+	    !number(field_named(f, nr, "pid"), &pid) ||
+	    !number(field_named(f, nr, "prio"), &prio) ||
+	    !number(field_named(f, nr, "target_cpu"), &target_cpu) ||
+	    (success && (!number(success, &ok) || ok != 1)) ||
+	    !b->running_known || ts <= b->max_ts || e->pid != b->running_pid)
+		return false;
+	comm = intern_comm(b, comm_f->str);
+	if (comm < 0)
+		return false;
+	compact_put(b, CS_WAKING_TS, b->has_waking ? ts - b->waking_ts : ts);
+	compact_put(b, CS_WAKING_PID, pid);
+	compact_put(b, CS_WAKING_CPU, target_cpu);
+	compact_put(b, CS_WAKING_PRIO, prio);
+	compact_put(b, CS_WAKING_COMM, comm);
+	b->waking_ts = ts;
+	b->has_waking = true;
 	return true;
 }
 
@@ -585,19 +902,24 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 	if (b->nr && ts < b->last_ts)
 		flush_bundle(p, e->machine, e->cpu);
 	f = sink_event_fields(e, &nr);
+	if (!strcmp(e->name, "sched_switch") && compact_switch(b, e, f, nr, ts))
+		goto added;
+	if (!strcmp(e->name, "sched_waking") && compact_waking(b, e, f, nr, ts))
+		goto added;
 	PB_SET(fe, timestamp, ts);
 	PB_SET(fe, pid, e->pid);
-	if (!typed_event(e, f, nr, &fe, &typed.base))
+	if (!typed_event(e, f, nr, &fe, &typed.base, &b->described))
 		generic_event(p, e, f, nr, &fe, &g);
 	len = protobuf_c_message_get_packed_size(&fe.base);
-	if (b->len + 1 + VARINT_MAX + len > b->alloc) {
-		b->alloc = (b->len + 1 + VARINT_MAX + len) * 2;
-		b->buf = xrealloc(b->buf, b->alloc, 1);
-	}
-	b->buf[b->len++] = BUNDLE_EVENT_TAG;
-	b->len += put_varint(b->buf + b->len, len);
-	b->len += protobuf_c_message_pack(&fe.base, b->buf + b->len);
+	bytes_room(&b->events, 1 + VARINT_MAX + len);
+	b->events.buf[b->events.len++] = BUNDLE_EVENT_TAG;
+	bytes_varint(&b->events, len);
+	bytes_room(&b->events, len);
+	b->events.len += protobuf_c_message_pack(&fe.base, b->events.buf + b->events.len);
+added:
 	b->last_ts = ts;
+	if (ts > b->max_ts)
+		b->max_ts = ts;
 	if (++b->nr == BUNDLE_EVENTS)
 		flush_bundle(p, e->machine, e->cpu);
 }
@@ -643,8 +965,13 @@ static int perfetto_finish(void *priv)
 		struct machine *m = &p->machines[machine];
 
 		for (i = 0; i < m->nr_cpus; i++) {
+			struct bundle *b = &m->cpus[i];
+			int a;
+
 			flush_bundle(p, machine, i);
-			free(m->cpus[i].buf);
+			free(b->events.buf);
+			for (a = 0; a < CS_ARRAYS; a++)
+				free(b->compact[a].buf);
 		}
 		free(m->cpus);
 	}
@@ -652,6 +979,8 @@ static int perfetto_finish(void *priv)
 	free(p->tracks.keys);
 	free(p->generic);
 	free(p->generic_list);
+	for (i = 0; i < (int)ARRAY_SIZE(described); i++)
+		free(p->descriptors[i].buf);
 	free(p->buf);
 	free(p);
 	return 0;

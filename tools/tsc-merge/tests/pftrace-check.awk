@@ -12,7 +12,12 @@
 #   - names=1: every pid an event runs in was named before, on its
 #     machine (task_newtask, task_rename, sched_switch, sched_waking or
 #     sched_wakeup, a thread track or a process tree's thread), as Perfetto
-#     names threads from them.
+#     names threads from them;
+#   - a bundle's compact_sched: its switch arrays of one length, its waking
+#     arrays of one length, every comm index inside its intern_table, and
+#     its times, delta-decoded, after every event of its CPU's earlier
+#     bundles (trace_processor takes a compact switch's prev_* from the
+#     CPU's switch before it); a compact switch names its next_pid.
 # Prints each violation and a last line "ok BUNDLES EVENTS" or "FAILED N".
 
 function fail(what) {
@@ -36,6 +41,8 @@ function end_event() {
 	if (ev["timestamp"] + 0 < last_ts)
 		fail("a bundle's time goes back: " ev["timestamp"] " after " last_ts)
 	last_ts = ev["timestamp"] + 0
+	if (last_ts > bundle_max)
+		bundle_max = last_ts
 	events++
 	# In order: an event names its tasks, then runs in its pid.
 	for (k in task) pending[++npending] = "name " task[k]
@@ -44,7 +51,36 @@ function end_event() {
 	delete ev
 }
 
-function end_packet(    machine, seq, i) {
+# A compact_sched block: its arrays checked, its events kept for the packet.
+function end_compact(    kind, n, k, ts) {
+	for (kind in cs_len)
+		if (kind ~ /^switch_/ && cs_len[kind] != cs_len["switch_timestamp"] ||
+		    kind ~ /^waking_/ && kind != "waking_common_flags" && cs_len[kind] != cs_len["waking_timestamp"])
+			fail("compact_sched: " cs_len[kind] " " kind " beside " \
+			     cs_len[substr(kind, 1, 7) "timestamp"] " timestamps")
+	for (kind in cs_len) {
+		if (kind !~ /_comm_index$/)
+			continue
+		for (k = 1; k <= cs_len[kind]; k++)
+			if (cs[kind, k] + 0 >= cs_len["intern_table"] + 0)
+				fail("compact_sched: " kind " " cs[kind, k] " outside an intern_table of " \
+				     (cs_len["intern_table"] + 0))
+	}
+	split("switch waking", kinds, " ")
+	for (n = 1; n <= 2; n++) {
+		ts = 0
+		for (k = 1; k <= cs_len[kinds[n] "_timestamp"]; k++) {
+			ts += cs[kinds[n] "_timestamp", k]
+			compact_ts[++ncompact] = ts
+			if (kinds[n] == "switch")
+				pending[++npending] = "name " cs["switch_next_pid", k]
+		}
+	}
+	delete cs
+	delete cs_len
+}
+
+function end_packet(    machine, seq, i, key) {
 	machine = ("machine_id" in pk) ? pk["machine_id"] : 0
 	seq = pk["trusted_packet_sequence_id"]
 	if (seq == 1)
@@ -72,14 +108,27 @@ function end_packet(    machine, seq, i) {
 			fail("a bundle without its CPU")
 		if (machine)
 			used_machine[machine] = 1
+		key = machine SUBSEP pk["cpu"]
+		for (i = 1; i <= ncompact; i++)
+			if ((key in cpu_max) && compact_ts[i] <= cpu_max[key])
+				fail("machine " machine " CPU " pk["cpu"] ": a compact event at " compact_ts[i] \
+				     " not after " cpu_max[key] ", an earlier bundle's")
+		for (i = 1; i <= ncompact; i++)
+			if (compact_ts[i] > bundle_max)
+				bundle_max = compact_ts[i]
+		if (!(key in cpu_max) || bundle_max > cpu_max[key])
+			cpu_max[key] = bundle_max
+		events += ncompact
 	}
+	ncompact = 0
+	bundle_max = 0
 	delete pk
 	npending = 0
 }
 
 BEGIN { depth = 0 }
 
-/^ *[a-z_]+ \{$/ {
+/^ *[a-z0-9_]+ \{$/ {
 	stack[++depth] = $1
 	if (depth == 2 && $1 == "ftrace_events") {
 		pk["bundle"] = 1
@@ -93,13 +142,15 @@ BEGIN { depth = 0 }
 /^ *\}$/ {
 	if (depth == 1)
 		end_packet()
-	else if (depth == 3 && stack[2] == "ftrace_events")
+	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "event")
 		end_event()
+	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "compact_sched")
+		end_compact()
 	depth--
 	next
 }
 
-/^ *[a-z_]+: / {
+/^ *[a-z0-9_]+: / {
 	key = $1
 	sub(/:$/, "", key)
 	value = unquote($2)
@@ -107,7 +158,9 @@ BEGIN { depth = 0 }
 		pk[key] = value
 	else if (depth == 2 && stack[2] == "ftrace_events" && key == "cpu")
 		pk["cpu"] = value
-	else if (depth == 3 && stack[2] == "ftrace_events")
+	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "compact_sched")
+		cs[key, ++cs_len[key]] = value
+	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "event")
 		ev[key] = value
 	else if (depth == 3 && stack[3] ~ /^(thread|threads)$/ && key == "tid")
 		pk["tid"] = value

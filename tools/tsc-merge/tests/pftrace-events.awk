@@ -103,7 +103,7 @@ BEGIN {
 	reset_packet()
 }
 
-/^ *[a-z_]+ \{$/ {
+/^ *[a-z0-9_]+ \{$/ {
 	stack[++depth] = $1
 	if (depth == 1)
 		reset_packet()
@@ -129,11 +129,11 @@ BEGIN {
 	next
 }
 
-/^ *[a-z_]+: / {
+/^ *[a-z0-9_]+: / {
 	key = $1
 	sub(/:$/, "", key)
 	value = $0
-	sub(/^ *[a-z_]+: /, "", value)
+	sub(/^ *[a-z0-9_]+: /, "", value)
 	if (depth >= 3 && stack[2] == "ftrace_events") {
 		if (depth == 3)
 			ev[key] = value
@@ -143,8 +143,12 @@ BEGIN {
 			add_ftrace_field(key, value)
 		else
 			gfield[key == "name" ? "name" : "value"] = value
-		if (depth == 4 && stack[4] != "generic")
+		# x86's self-described kvm_entry is our field kvm_entry_x86: the
+		# event's name is its descriptor's, without the suffix.
+		if (depth == 4 && stack[4] != "generic") {
 			ev_name = stack[4]
+			sub(/_x86$/, "", ev_name)
+		}
 		next
 	}
 	if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotations)$/) {
