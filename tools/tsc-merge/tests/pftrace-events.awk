@@ -9,7 +9,11 @@
 # descriptor, kind being process, thread, counter or plain; and one line
 # "ftrace<TAB>machine<TAB>cpu<TAB>timestamp<TAB>pid<TAB>event<TAB>fields"
 # per event of an ftrace bundle, fields "name=value" joined by ";", a
-# generic event's as a typed one's (value=V first on a counter). Interned names
+# generic event's as a typed one's (value=V first on a counter); a
+# compact_sched switch or waking as such a line, delta-decoded, its comm
+# looked up, with no pid (the task its CPU's previous switch put on it) and
+# fields "compact;prev_state=S;next_comm=C;next_pid=P;next_prio=R" or
+# "compact;comm=C;pid=P;prio=R;target_cpu=T". Interned names
 # are looked up per packet sequence, as Perfetto does; an iid
 # that sequence never interned prints as "?iid".
 
@@ -53,6 +57,28 @@ function end_ftrace_event() {
 		ev_name OFS ev_fields
 	delete ev
 	ev_name = ev_fields = ""
+}
+
+# A bundle's compact_sched, after its events: each array's entries in order.
+function end_compact(    k, ts) {
+	ts = 0
+	for (k = 1; k <= cs_len["switch_timestamp"]; k++) {
+		ts += cs["switch_timestamp", k]
+		ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ts OFS "" OFS "sched_switch" OFS \
+			"compact;prev_state=" cs["switch_prev_state", k] ";next_comm=" \
+			unquote(cs["intern_table", cs["switch_next_comm_index", k] + 1]) ";next_pid=" \
+			cs["switch_next_pid", k] ";next_prio=" cs["switch_next_prio", k]
+	}
+	ts = 0
+	for (k = 1; k <= cs_len["waking_timestamp"]; k++) {
+		ts += cs["waking_timestamp", k]
+		ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ts OFS "" OFS "sched_waking" OFS \
+			"compact;comm=" unquote(cs["intern_table", cs["waking_comm_index", k] + 1]) \
+			";pid=" cs["waking_pid", k] ";prio=" cs["waking_prio", k] ";target_cpu=" \
+			cs["waking_target_cpu", k]
+	}
+	delete cs
+	delete cs_len
 }
 
 function add_ftrace_field(name, value) {
@@ -121,6 +147,8 @@ BEGIN {
 		end_packet()
 	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "event")
 		end_ftrace_event()
+	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "compact_sched")
+		end_compact()
 	else if (depth == 5 && stack[2] == "ftrace_events")
 		add_ftrace_field(unquote(gfield["name"]), gfield["value"])
 	else if (stack[depth] ~ /^(event_names|debug_annotation_names|debug_annotations)$/)
@@ -134,6 +162,10 @@ BEGIN {
 	sub(/:$/, "", key)
 	value = $0
 	sub(/^ *[a-z0-9_]+: /, "", value)
+	if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "compact_sched") {
+		cs[key, ++cs_len[key]] = value
+		next
+	}
 	if (depth >= 3 && stack[2] == "ftrace_events") {
 		if (depth == 3)
 			ev[key] = value

@@ -634,6 +634,66 @@ test_perfetto_ftrace()
 	tap_result $? "Perfetto: 4400 tracks, no fixed limit; uuids distinct"
 }
 
+# compact_switches EVENTS: every sched_switch of pftrace_events' EVENTS as
+# "MACHINE CPU TS PREV_PID PREV_STATE PREV_COMM NEXT_PID NEXT_COMM", per
+# machine and CPU in time order, a compact one's prev_* taken from the
+# switch before it on its CPU, as trace_processor takes them.
+compact_switches()
+{
+	awk -F '\t' '$1 == "ftrace" && $6 == "sched_switch"' "$1" | sort -t "$(printf '\t')" -k2,2n -k3,3n -k4,4n |
+	awk -F '\t' '{
+		n = split($7, kv, ";")
+		delete f
+		for (i = 1; i <= n; i++) { split(kv[i], p, "="); f[p[1]] = p[2] }
+		cpu = $2 " " $3
+		if (kv[1] == "compact") {
+			f["prev_pid"] = next_pid[cpu]
+			f["prev_comm"] = next_comm[cpu]
+		}
+		print $2, $3, $4, f["prev_pid"], f["prev_state"], f["prev_comm"], f["next_pid"], f["next_comm"]
+		next_pid[cpu] = f["next_pid"]
+		next_comm[cpu] = f["next_comm"]
+	}'
+}
+
+# The unit pair's switches chain on each CPU, but for a rename: all but
+# each CPU's first and the renamed one go compact, and decode back to the
+# switches written.
+test_perfetto_compact()
+{
+	local ev=$WORK/compact.events
+
+	{ echo "comm 1 init"; echo "comm 10 worker"
+	  vmm 1000 0x100000000 32 100 1001
+	  sched 0 50 worker 10 1 qemu 1000
+	  sched 0 60 qemu 1000 0 vcpu0 1001
+	  run 1001 0 100 200
+	  sched 0 300 vcpu0 1001 2 worker 10
+	  sched 0 310 worker 10 1 vcpu0 1001
+	  sched 0 320 renamed 1001 0 init 1
+	  sched 0 330 init 1 64 worker 10
+	  sched 1 60 init 1 0 worker 10
+	  sched 1 70 worker 10 1 init 1; } | mktrace compact-host
+	{ echo "comm 1 init"; echo "comm 7 kworker"
+	  sched 0 220 init 1 2 kworker 7
+	  sched 0 230 kworker 7 1 init 1
+	  sched 0 240 init 1 0 kworker 7; } | mktrace compact-guest
+	"$MERGE" -q -n -k 1000 -p "$WORK/compact.pftrace" -H "$WORK/compact-host.dat" \
+		-g g="$WORK/compact-guest.dat@1000" &&
+		pftrace_events "$WORK/compact.pftrace" >"$ev" &&
+		compact_switches "$ev" >"$WORK/compact.switches" &&
+		printf '%s\n' '0 0 50000 10 1 worker 1000 qemu' '0 0 60000 1000 0 qemu 1001 vcpu0' \
+			'0 0 300000 1001 2 vcpu0 10 worker' '0 0 310000 10 1 worker 1001 vcpu0' \
+			'0 0 320000 1001 0 renamed 1 init' '0 0 330000 1 64 init 10 worker' \
+			'0 1 60000 1 0 init 10 worker' '0 1 70000 10 1 worker 1 init' \
+			'1 0 120000 1 2 init 7 kworker' '1 0 130000 7 1 kworker 1 init' \
+			'1 0 140000 1 0 init 7 kworker' >"$WORK/compact.expected" &&
+		{ diff "$WORK/compact.expected" "$WORK/compact.switches" || { sed 's/^/# got: /' "$WORK/compact.switches"; false; }; } &&
+		[ "$(grep -c "	sched_switch	compact;" "$ev")" = 7 ] &&
+		pftrace_check "$WORK/compact.pftrace" -v names=1 >/dev/null
+	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed"
+}
+
 # report_guest_times SYNC_DIR HOST GUEST: the guest events' times in
 # trace-cmd report of the --sync-out copies of HOST and GUEST. mktrace's
 # files print in seconds: -t gives all nine digits, so the dot goes.
@@ -788,11 +848,11 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((61 + unit_plan))
+	tap_plan $((62 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
