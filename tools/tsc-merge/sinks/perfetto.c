@@ -4,7 +4,9 @@
  * own ftrace data, so that trace_processor builds CPU scheduling tracks,
  * thread states, task names and event args from it, and on top what
  * Perfetto cannot infer: an "in guest" slice on each vCPU thread from each
- * kvm_entry to its kvm_exit, each vCPU's TSC offset and multiplier as
+ * kvm_entry to its kvm_exit (on a packet sequence per vCPU whose defaults
+ * name its thread's track and an incremental clock, so that a slice's
+ * packet holds a time delta and little else), each vCPU's TSC offset and multiplier as
  * integer counters, and each guest's name. Timestamps are host nanoseconds.
  *
  * The host is one machine and each guest trace a machine of its own
@@ -41,6 +43,7 @@ typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 
 #define SEQ_INCREMENTAL_STATE_CLEARED	1
 #define SEQ_NEEDS_INCREMENTAL_STATE	2
+#define CLOCK_INCREMENTAL		64	/* the first sequence-scoped clock id */
 /* Tags: field number << 3 | wire type (0 varint, 2 length-delimited). */
 #define TRACE_PACKET_TAG		0x0a	/* Trace.packet = 1 */
 #define PACKET_FTRACE_TAG		0x0a	/* TracePacket.ftrace_events = 1 */
@@ -127,6 +130,13 @@ struct bundle {
 	char running_comm[COMM_MAX];
 };
 
+/* A vCPU's slice sequence: the track its defaults name, its clock's last time. */
+struct vcpu_seq {
+	bool started;
+	uint64_t track;
+	uint64_t ts;
+};
+
 /* A machine: 0 the host, 1 + n guest n; a bundle per CPU. */
 struct machine {
 	struct bundle *cpus;
@@ -137,6 +147,7 @@ struct machine {
 struct pf_sink {
 	struct sink_out o;
 	struct machine *machines;
+	struct vcpu_seq *vcpu_seqs;	/* per desc->vcpus */
 	struct track_set tracks;
 	GenericField *generic;		/* an event's generic fields */
 	GenericField **generic_list;
@@ -278,6 +289,7 @@ void *perfetto_sink_new(const struct sink_out *o)
 
 	p->o = *o;
 	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
+	p->vcpu_seqs = xcalloc(o->desc->nr_vcpus + 1, sizeof(*p->vcpu_seqs));
 	p->tracks.slots = 1024;
 	p->tracks.keys = xcalloc(p->tracks.slots, sizeof(*p->tracks.keys));
 	return p;
@@ -374,9 +386,8 @@ static struct bundle *cpu_bundle(struct pf_sink *p, unsigned int machine, int cp
 	return &m->cpus[cpu];
 }
 
-/* The first packet of a sequence clears its state and interns its names. */
-static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
-			 Perfetto__Protos__InternedData *in)
+/* The names every sequence interns, in @in. */
+static void intern_names(Perfetto__Protos__InternedData *in)
 {
 	static Perfetto__Protos__DebugAnnotationName vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
 	static Perfetto__Protos__DebugAnnotationName offset = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
@@ -385,14 +396,6 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	static Perfetto__Protos__DebugAnnotationName *annotation_names[] = { &vcpu, &offset, &mult };
 	static Perfetto__Protos__EventName *event_names[] = { &in_guest };
 
-	PB_SET(*pkt, trusted_packet_sequence_id, sequence_id(machine));
-	PB_SET(*pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
-	if (machine)
-		PB_SET(*pkt, machine_id, machine);
-	if (p->machines[machine].started)
-		return;
-	p->machines[machine].started = true;
-	pkt->sequence_flags |= SEQ_INCREMENTAL_STATE_CLEARED;
 	PB_SET(in_guest, iid, NAME_IN_GUEST);
 	in_guest.name = "in guest";
 	PB_SET(vcpu, iid, ANNOTATION_VCPU);
@@ -405,6 +408,21 @@ static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
 	in->event_names = event_names;
 	in->n_debug_annotation_names = ARRAY_SIZE(annotation_names);
 	in->debug_annotation_names = annotation_names;
+}
+
+/* The first packet of a sequence clears its state and interns its names. */
+static void start_packet(struct pf_sink *p, Packet *pkt, unsigned int machine,
+			 Perfetto__Protos__InternedData *in)
+{
+	PB_SET(*pkt, trusted_packet_sequence_id, sequence_id(machine));
+	PB_SET(*pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (machine)
+		PB_SET(*pkt, machine_id, machine);
+	if (p->machines[machine].started)
+		return;
+	p->machines[machine].started = true;
+	pkt->sequence_flags |= SEQ_INCREMENTAL_STATE_CLEARED;
+	intern_names(in);
 	pkt->interned_data = in;
 }
 
@@ -570,6 +588,86 @@ static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	write_packet(p, &pkt);
 }
 
+/*
+ * A ClockSnapshot on sequence @seq: its incremental clock at @ts, BOOTTIME's
+ * time then. The next packet's time is a delta from @ts.
+ */
+static void snapshot_incremental(struct pf_sink *p, uint32_t seq, uint64_t ts)
+{
+	Perfetto__Protos__ClockSnapshot__Clock boottime = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock delta = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock *clocks[] = { &boottime, &delta };
+	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	PB_SET(boottime, clock_id, PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_BOOTTIME);
+	PB_SET(boottime, timestamp, ts);
+	PB_SET(delta, clock_id, CLOCK_INCREMENTAL);
+	PB_SET(delta, timestamp, ts);
+	PB_SET(delta, is_incremental, true);
+	cs.n_clocks = 2;
+	cs.clocks = clocks;
+	pkt.clock_snapshot = &cs;
+	/* No time of its own: the sequence's defaults would make it a delta. */
+	PB_SET(pkt, trusted_packet_sequence_id, seq);
+	write_packet(p, &pkt);
+}
+
+/*
+ * A vCPU's slice sequence begins: its state cleared, names interned, its
+ * defaults (the incremental clock, the thread's track), the clock's start.
+ */
+static void start_vcpu_sequence(struct pf_sink *p, struct vcpu_seq *vs, uint32_t seq,
+				uint64_t ts, uint64_t track)
+{
+	Perfetto__Protos__TrackEventDefaults ted = PERFETTO__PROTOS__TRACK_EVENT_DEFAULTS__INIT;
+	Perfetto__Protos__TracePacketDefaults defaults = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+	Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	PB_SET(pkt, trusted_packet_sequence_id, seq);
+	PB_SET(pkt, sequence_flags, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
+	intern_names(&in);
+	pkt.interned_data = &in;
+	PB_SET(ted, track_uuid, track);
+	PB_SET(defaults, timestamp_clock_id, CLOCK_INCREMENTAL);
+	defaults.track_event_defaults = &ted;
+	pkt.trace_packet_defaults = &defaults;
+	write_packet(p, &pkt);
+	snapshot_incremental(p, seq, ts);
+	vs->started = true;
+	vs->track = track;
+	vs->ts = ts;
+}
+
+/*
+ * A slice on its vCPU's sequence: its time a delta, its track the
+ * default unless the vCPU's thread changed. A time before the sequence's
+ * last (never in host-time order) restarts its clock.
+ */
+static void write_vcpu_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
+			     TrackEvent *te)
+{
+	size_t idx = e->vcpu - p->o.desc->vcpus;
+	struct vcpu_seq *vs = &p->vcpu_seqs[idx];
+	uint32_t seq = sequence_id(p->o.desc->nr_guests + 1 + idx);
+	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+
+	if (!vs->started)
+		start_vcpu_sequence(p, vs, seq, ts, track);
+	else if (ts < vs->ts)
+		snapshot_incremental(p, seq, vs->ts = ts);
+	PB_SET(pkt, trusted_packet_sequence_id, seq);
+	PB_SET(pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
+	PB_SET(pkt, timestamp, ts - vs->ts);
+	vs->ts = ts;
+	if (track != vs->track)
+		PB_SET(*te, track_uuid, track);
+	pkt.track_event = te;
+	write_packet(p, &pkt);
+}
+
 static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			bool begin)
 {
@@ -587,7 +685,7 @@ static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	} else {
 		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
 	}
-	write_event(p, e, track, &te);
+	write_vcpu_slice(p, e, track, &te);
 }
 
 /* A counter track of a vCPU, under its VMM process: "vCPU n TSC offset". */
@@ -976,6 +1074,7 @@ static int perfetto_finish(void *priv)
 		free(m->cpus);
 	}
 	free(p->machines);
+	free(p->vcpu_seqs);
 	free(p->tracks.keys);
 	free(p->generic);
 	free(p->generic_list);

@@ -9,7 +9,9 @@
 # descriptor, kind being process, thread, counter or plain; and one line
 # "ftrace<TAB>machine<TAB>cpu<TAB>timestamp<TAB>pid<TAB>event<TAB>fields"
 # per event of an ftrace bundle, fields "name=value" joined by ";", a
-# generic event's as a typed one's (value=V first on a counter); a
+# generic event's as a typed one's (value=V first on a counter); a track
+# event's time and track as its sequence's defaults and incremental clock
+# (a ClockSnapshot's clock marked is_incremental, its last time) give them; a
 # compact_sched switch or waking as such a line, delta-decoded, its comm
 # looked up, with no pid (the task its CPU's previous switch put on it) and
 # fields "compact;prev_state=S;next_comm=C;next_pid=P;next_prio=R" or
@@ -110,8 +112,19 @@ function end_packet(    seq, machine, k, args, name, kind) {
 		print "track", machine, pk["track_descriptor.uuid"], name, \
 			tracks[pk["track_descriptor.parent_uuid"]], kind
 	}
+	if ("trace_packet_defaults.timestamp_clock_id" in pk)
+		default_clock[seq] = pk["trace_packet_defaults.timestamp_clock_id"]
+	if ("trace_packet_defaults.track_event_defaults.track_uuid" in pk)
+		default_track[seq] = pk["trace_packet_defaults.track_event_defaults.track_uuid"]
+	# Our snapshots give every clock one time: the last one's is the clock's.
+	if (pk["clock_snapshot.clocks.is_incremental"] == "true")
+		clock_at[seq, pk["clock_snapshot.clocks.clock_id"]] = pk["clock_snapshot.clocks.timestamp"]
 	if (!("track_event.type" in pk))
 		return
+	if (!("track_event.track_uuid" in pk) && (seq in default_track))
+		pk["track_event.track_uuid"] = default_track[seq]
+	if (seq in default_clock && ((seq, default_clock[seq]) in clock_at))
+		pk["timestamp"] = clock_at[seq, default_clock[seq]] += pk["timestamp"]
 	args = ""
 	for (k = 1; k <= nann; k++) {
 		args = args (k > 1 ? ";" : "") lookup(anames, seq, ann_name[k]) "=" ann_value[k]
