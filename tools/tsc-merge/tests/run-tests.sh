@@ -688,10 +688,48 @@ test_perfetto_compact()
 			'0 1 60000 1 0 init 10 worker' '0 1 70000 10 1 worker 1 init' \
 			'1 0 120000 1 2 init 7 kworker' '1 0 130000 7 1 kworker 1 init' \
 			'1 0 140000 1 0 init 7 kworker' >"$WORK/compact.expected" &&
-		{ diff "$WORK/compact.expected" "$WORK/compact.switches" || { sed 's/^/# got: /' "$WORK/compact.switches"; false; }; } &&
+		{ diff "$WORK/compact.expected" "$WORK/compact.switches" >/dev/null ||
+		  { diff "$WORK/compact.expected" "$WORK/compact.switches" | sed 's/^/# /'; false; }; } &&
 		[ "$(grep -c "	sched_switch	compact;" "$ev")" = 7 ] &&
 		pftrace_check "$WORK/compact.pftrace" -v names=1 >/dev/null
 	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed"
+}
+
+# The self-described kvm_entry and kvm_exit: every bundle holding one
+# describes it, and each description, decoded as Google's DescriptorProto
+# (tests/descriptor-subset.proto), names the event and its fields with
+# the types the events are written in.
+test_perfetto_described()
+{
+	local decoded=$WORK/vms.decoded id group escaped
+
+	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
+		"$PROTO_DIR/perfetto_trace.proto" <"$WORK/vms.pftrace" >"$decoded" &&
+	awk '/^  ftrace_events \{/ { b = 1; entry = ex = de = dx = 0 }
+	     b && /kvm_entry_x86 \{/ { entry = 1 } b && /kvm_exit_x86 \{/ { ex = 1 }
+	     b && /field_id: 65536$/ { de = 1 } b && /field_id: 65537$/ { dx = 1 }
+	     b && /^  \}$/ { b = 0; n += entry + ex; if (entry > de || ex > dx) bad++ }
+	     END { exit bad || !n }' "$decoded" &&
+	awk '/generic_event_descriptors \{/ { d = 1; next }
+	     d && /field_id:/ { id = $2 } d && /group_name:/ { g = $2 }
+	     d && /event_descriptor:/ { sub(/^ *event_descriptor: "/, ""); sub(/"$/, ""); e = $0 }
+	     d && /^ *\}$/ { print id "\t" g "\t" e; d = 0 }' "$decoded" | sort -u >"$WORK/vms.descriptors" &&
+	while IFS="$(printf '\t')" read -r id group escaped; do
+		printf '%s %s ' "$id" "$group"
+		# protoc's escapes are printf's: the text, % doubled, as a format.
+		# shellcheck disable=SC2059
+		printf "$(printf '%s' "$escaped" | sed 's/%/%%/g')" |
+			protoc --decode=kvmtsc.test.DescriptorProto --proto_path="$TESTS_DIR" \
+				"$TESTS_DIR/descriptor-subset.proto" | tr -d ' \n'
+		echo
+	done <"$WORK/vms.descriptors" >"$WORK/vms.described" &&
+	printf '%s\n' \
+		'65536 "kvm" name:"kvm_entry"field{name:"vcpu_id"number:1label:LABEL_OPTIONALtype:TYPE_UINT32}field{name:"rip"number:2label:LABEL_OPTIONALtype:TYPE_FIXED64}field{name:"immediate_exit"number:3label:LABEL_OPTIONALtype:TYPE_UINT32}' \
+		'65537 "kvm" name:"kvm_exit"field{name:"exit_reason"number:1label:LABEL_OPTIONALtype:TYPE_UINT32}field{name:"guest_rip"number:2label:LABEL_OPTIONALtype:TYPE_FIXED64}field{name:"isa"number:3label:LABEL_OPTIONALtype:TYPE_UINT32}field{name:"info1"number:4label:LABEL_OPTIONALtype:TYPE_UINT64}field{name:"info2"number:5label:LABEL_OPTIONALtype:TYPE_UINT64}field{name:"intr_info"number:6label:LABEL_OPTIONALtype:TYPE_UINT32}field{name:"error_code"number:7label:LABEL_OPTIONALtype:TYPE_UINT32}field{name:"vcpu_id"number:8label:LABEL_OPTIONALtype:TYPE_UINT32}' \
+		>"$WORK/vms.expected-described" &&
+	{ diff "$WORK/vms.expected-described" "$WORK/vms.described" >/dev/null ||
+	  { diff "$WORK/vms.expected-described" "$WORK/vms.described" | sed 's/^/# /'; false; }; }
+	tap_result $? "Perfetto: every bundle with an x86 kvm_entry or kvm_exit describes it; the DescriptorProto names the event, its fields and their types"
 }
 
 # report_guest_times SYNC_DIR HOST GUEST: the guest events' times in
@@ -848,11 +886,11 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((62 + unit_plan))
+	tap_plan $((63 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
