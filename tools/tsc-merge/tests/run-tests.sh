@@ -658,7 +658,8 @@ compact_switches()
 
 # The unit pair's switches chain on each CPU, but for a rename: all but
 # each CPU's first and the renamed one go compact, and decode back to the
-# switches written.
+# switches written. A waking goes compact when the task on its CPU runs
+# it, else stays typed.
 test_perfetto_compact()
 {
 	local ev=$WORK/compact.events
@@ -668,11 +669,14 @@ test_perfetto_compact()
 	  sched 0 50 worker 10 1 qemu 1000
 	  sched 0 60 qemu 1000 0 vcpu0 1001
 	  run 1001 0 100 200
+	  echo "0 250 1001 sched:sched_waking comm=worker pid=10 prio=120 target_cpu=1"
 	  sched 0 300 vcpu0 1001 2 worker 10
 	  sched 0 310 worker 10 1 vcpu0 1001
 	  sched 0 320 renamed 1001 0 init 1
 	  sched 0 330 init 1 64 worker 10
 	  sched 1 60 init 1 0 worker 10
+	  echo "1 65 10 sched:sched_waking comm=init pid=1 prio=120 target_cpu=1"
+	  echo "1 66 1 sched:sched_waking comm=qemu pid=1000 prio=120 target_cpu=0"
 	  sched 1 70 worker 10 1 init 1; } | mktrace compact-host
 	{ echo "comm 1 init"; echo "comm 7 kworker"
 	  sched 0 220 init 1 2 kworker 7
@@ -691,8 +695,11 @@ test_perfetto_compact()
 		{ diff "$WORK/compact.expected" "$WORK/compact.switches" >/dev/null ||
 		  { diff "$WORK/compact.expected" "$WORK/compact.switches" | sed 's/^/# /'; false; }; } &&
 		[ "$(grep -c "	sched_switch	compact;" "$ev")" = 7 ] &&
+		expect_lines "$ev" 'ftrace\t0\t0\t250000\t\tsched_waking\tcompact;comm=worker;pid=10;prio=120;target_cpu=1' \
+			'ftrace\t0\t1\t65000\t\tsched_waking\tcompact;comm=init;pid=1;prio=120;target_cpu=1' \
+			'ftrace\t0\t1\t66000\t1\tsched_waking\tcomm=qemu;pid=1000;prio=120;target_cpu=0' &&
 		pftrace_check "$WORK/compact.pftrace" -v names=1 >/dev/null
-	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed"
+	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed; wakings likewise"
 }
 
 # The self-described kvm_entry and kvm_exit: every bundle holding one
