@@ -177,6 +177,8 @@ struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev)
 {
 	int tgid = vm_table_tgid_of(vms, ev->pid);
+	struct vm *vm = vm_table_find_process(vms, tgid);
 
-	return vm_table_vm_of_process(vms, tgid, tep_data_comm_from_pid(he->tep, tgid));
+	/* The process's name is looked up only for a VM that is new. */
+	return vm ? vm : vm_table_vm_of_process(vms, tgid, tep_data_comm_from_pid(he->tep, tgid));
 }
