@@ -48,6 +48,39 @@ static bool record_inside_page(struct tracecmd_input *h, struct tep_record *r)
 }
 
 /*
+ * How far an event's fixed fields reach (the largest offset + size, as
+ * the check below sums them) and whether it has dynamic ones, remembered
+ * per event: a record is checked against them, not against every field.
+ */
+struct extent_slot {
+	const struct tep_event *event;
+	unsigned int end;
+	bool dynamic;
+};
+
+static struct extent_slot extent_cache[DIVISION_SLOTS];
+
+static const struct extent_slot *format_extent(struct tep_event *ev)
+{
+	struct extent_slot *s = &extent_cache[((uintptr_t)ev / 64) % DIVISION_SLOTS];
+	struct tep_format_field *f;
+
+	if (s->event == ev)
+		return s;
+	s->event = ev;
+	s->end = 0;
+	s->dynamic = false;
+	for (f = ev->format.fields; f; f = f->next) {
+		unsigned int end = (unsigned int)f->offset + (unsigned int)f->size;
+
+		if (end > s->end)
+			s->end = end;
+		s->dynamic |= !!(f->flags & TEP_FIELD_IS_DYNAMIC);
+	}
+	return s;
+}
+
+/*
  * Does the record lie inside its page, every field of the format inside
  * the record, and every dynamic field's data (__data_loc: offset in the
  * low 16 bits, length in the high 16, from the record or, __rel_loc, from
@@ -55,15 +88,20 @@ static bool record_inside_page(struct tracecmd_input *h, struct tep_record *r)
  */
 bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
-	struct tep_handle *tep = tracecmd_get_tep(h);
+	const struct extent_slot *extent;
+	struct tep_handle *tep;
 	struct tep_format_field *f;
 	unsigned long long loc, start;
 
 	if (!record_inside_page(h, r))
 		return false;
+	extent = format_extent(ev);
+	if (extent->end > (unsigned int)r->size)
+		return false;
+	if (!extent->dynamic)
+		return true;
+	tep = tracecmd_get_tep(h);
 	for (f = ev->format.fields; f; f = f->next) {
-		if ((unsigned int)f->offset + (unsigned int)f->size > (unsigned int)r->size)
-			return false;
 		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
 			continue;
 		loc = tep_read_number(tep, (char *)r->data + f->offset, f->size);
@@ -129,6 +167,13 @@ static bool format_divides(struct tep_event *ev)
 	for (a = ev->print_fmt.args; a && !s->divides; a = a->next)
 		s->divides = has_division(a, NULL);
 	return s->divides;
+}
+
+/* The caches are keyed by event: a closed file's events may be freed. */
+void damage_forget_events(void)
+{
+	memset(division_cache, 0, sizeof(division_cache));
+	memset(extent_cache, 0, sizeof(extent_cache));
 }
 
 struct record_ref {

@@ -215,6 +215,7 @@ void trace_file_close(struct trace_file *tf)
 		tracecmd_close(tf->handle);
 	tf->handle = NULL;
 	td_meta_free(&tf->meta);
+	damage_forget_events();
 }
 
 /* The number of CPUs of the first buffer: a guest's vCPU count. */

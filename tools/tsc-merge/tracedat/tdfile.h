@@ -101,6 +101,7 @@ enum damage {
 
 bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
 enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
+void damage_forget_events(void);
 bool record_repeats(uint64_t *next, const struct tep_record *r, const char *path, int cpu);
 
 /* tdfile.c: a trace.dat's file-level structure; tdcheck.c: its sizes */
