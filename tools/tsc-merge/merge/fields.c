@@ -82,7 +82,7 @@ static void read_number(struct event_text *t, struct tep_format_field *f, struct
  */
 static unsigned int read_fields(struct field_buf *b, struct event_text *t)
 {
-	struct tep_event *ev = tep_find_event_by_record(t->tep, t->record);
+	struct tep_event *ev = t->event;
 	struct tep_format_field *f;
 	size_t size, used = 0;
 	unsigned int n = 0;

@@ -161,13 +161,13 @@ static int start_streams(struct merge *m)
  * Follow what the host did, so a guest event can be checked against it;
  * @ev: the host event as decoded, for the sinks.
  */
-static struct vcpu *track_host(struct merge *m, struct stream *s,
-			       struct host_ev *ev, bool *was_running)
+static struct vcpu *track_host(struct merge *m, struct stream *s, const struct tep_event *event,
+			       bool fits, struct host_ev *ev, bool *was_running)
 {
 	struct vm *vm;
 	struct vcpu *v;
 
-	switch (host_event_decode(&m->he, s->handle, s->rec, ev)) {
+	switch (host_event_decode_known(&m->he, s->handle, s->rec, event, fits, ev)) {
 	case HOST_ENTRY:
 	case HOST_EXIT:
 	case HOST_NESTED:
@@ -251,11 +251,15 @@ static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
 	measure_shift(s, e);
 }
 
-/* What a host KVM event tells the sinks: its vCPU, its run, the TSC values it sets. */
-static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
+/*
+ * What a host KVM event tells the sinks: its vCPU, its run, the TSC values
+ * it sets. @event and @fits: what emit() found of the record already.
+ */
+static void host_event(struct merge *m, struct stream *s, struct sink_event *e,
+		       const struct tep_event *event, bool fits)
 {
 	struct host_ev ev;
-	struct vcpu *v = track_host(m, s, &ev, &e->was_running);
+	struct vcpu *v = track_host(m, s, event, fits, &ev, &e->was_running);
 
 	m->stats->host_events++;
 	if (!v)
@@ -300,6 +304,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	struct tep_event *event = tep_find_event_by_record(s->tep, s->rec);
 	struct event_text text = {
 		.cache = m->info, .field_buf = m->fields, .tep = s->tep, .record = s->rec,
+		.event = event,
 	};
 	struct sink_event e = {
 		.host_ts = s->key,
@@ -330,7 +335,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	if (s->guest)
 		guest_event(m, s, &e);
 	else
-		host_event(m, s, &e);
+		host_event(m, s, &e, event, damage != DAMAGE_SHORT);
 	for (i = 0; i < nr_sinks; i++)
 		sinks[i].ops->event(sinks[i].priv, &e);
 }

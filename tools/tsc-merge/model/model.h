@@ -172,7 +172,7 @@ struct host_events {
 struct host_ev {
 	enum host_kind kind;
 	uint64_t ts;
-	int pid;
+	int pid;			/* 0 for HOST_OTHER: never read */
 	unsigned int vcpu_id;
 	uint64_t prev;
 	uint64_t next;
@@ -188,6 +188,9 @@ int host_events_init(struct host_events *he, struct trace_file *host);
 void host_events_warn_missing(const struct host_events *he, const char *path);
 enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev);
+enum host_kind host_event_decode_known(const struct host_events *he, struct tracecmd_input *h,
+				       struct tep_record *r, const struct tep_event *event,
+				       bool fits, struct host_ev *ev);
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev);
 
