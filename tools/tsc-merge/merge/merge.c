@@ -26,6 +26,7 @@ struct stream {
 	const char *path;
 	struct tracecmd_input *handle;
 	struct tep_handle *tep;
+	struct td_common common;	/* @tep's common fields, recent events */
 	int cpu;
 	struct guest *guest;		/* NULL for the host */
 	struct vcpu *vcpu;
@@ -130,6 +131,7 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 			s->path = tf->path;
 			s->handle = tf->buffers[b];
 			s->tep = tracecmd_get_tep(s->handle);
+			td_common_init(&s->common, s->tep);
 			s->cpu = cpu;
 			s->guest = g;
 			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;
@@ -161,13 +163,14 @@ static int start_streams(struct merge *m)
  * Follow what the host did, so a guest event can be checked against it;
  * @ev: the host event as decoded, for the sinks.
  */
-static struct vcpu *track_host(struct merge *m, struct stream *s, const struct tep_event *event,
-			       bool fits, struct host_ev *ev, bool *was_running)
+static struct vcpu *track_host(struct merge *m, struct stream *s, int type,
+			       const struct tep_event *event, bool fits, struct host_ev *ev,
+			       bool *was_running)
 {
 	struct vm *vm;
 	struct vcpu *v;
 
-	switch (host_event_decode_known(&m->he, s->handle, s->rec, event, fits, ev)) {
+	switch (host_event_decode_known(&m->he, s->handle, s->rec, type, event, fits, ev)) {
 	case HOST_ENTRY:
 	case HOST_EXIT:
 	case HOST_NESTED:
@@ -256,10 +259,10 @@ static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
  * it sets. @event and @fits: what emit() found of the record already.
  */
 static void host_event(struct merge *m, struct stream *s, struct sink_event *e,
-		       const struct tep_event *event, bool fits)
+		       int type, const struct tep_event *event, bool fits)
 {
 	struct host_ev ev;
-	struct vcpu *v = track_host(m, s, event, fits, &ev, &e->was_running);
+	struct vcpu *v = track_host(m, s, type, event, fits, &ev, &e->was_running);
 
 	m->stats->host_events++;
 	if (!v)
@@ -283,7 +286,7 @@ static void host_event(struct merge *m, struct stream *s, struct sink_event *e,
 static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 {
 	struct task *t = &s->task;
-	int pid = tep_data_pid(s->tep, s->rec);
+	int pid = td_record_pid(&s->common, s->rec);
 
 	if (!t->comm || t->pid != pid) {
 		t->pid = pid;
@@ -301,7 +304,8 @@ static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
-	struct tep_event *event = tep_find_event_by_record(s->tep, s->rec);
+	int type;
+	struct tep_event *event = td_record_event(&s->common, s->rec, &type);
 	struct event_text text = {
 		.cache = m->info, .field_buf = m->fields, .tep = s->tep, .record = s->rec,
 		.event = event,
@@ -335,7 +339,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	if (s->guest)
 		guest_event(m, s, &e);
 	else
-		host_event(m, s, &e, event, damage != DAMAGE_SHORT);
+		host_event(m, s, &e, type, event, damage != DAMAGE_SHORT);
 	for (i = 0; i < nr_sinks; i++)
 		sinks[i].ops->event(sinks[i].priv, &e);
 }

@@ -74,6 +74,7 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 
 	memset(he, 0, sizeof(*he));
 	he->tep = tep;
+	td_common_init(&he->common, tep);
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
 		he->kvm[k] = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, kvm_event_type(k)->name);
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
@@ -166,7 +167,7 @@ static enum host_kind decode(const struct host_events *he, struct tracecmd_input
 		ev->next = t.next;
 		ev->frac = t.frac_bits;
 		ev->mult = t.multiplier;
-		ev->pid = tep_data_pid(he->tep, r);
+		ev->pid = td_record_pid(&he->common, r);
 		return ev->kind = k;
 	}
 	if (is_event(h, he->print, known, r) && read_snapshot_line(he, r, ev)) {
@@ -179,28 +180,28 @@ static enum host_kind decode(const struct host_events *he, struct tracecmd_input
 		/* No pid: nothing reads another event's. */
 		return ev->kind = HOST_OTHER;
 	}
-	ev->pid = tep_data_pid(he->tep, r);
+	ev->pid = td_record_pid(&he->common, r);
 	return ev->kind;
 }
 
 enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev)
 {
-	struct known known = { .type = tep_data_type(he->tep, r) };
+	struct known known = { .type = td_record_type(&he->common, r) };
 
 	return decode(he, h, r, &known, ev);
 }
 
 /*
- * The same for a record whose event the caller has found (NULL: none has
- * its type) and checked against that event's format (@fits).
+ * The same for a record whose type and event the caller has found (NULL:
+ * none has that type) and checked against that event's format (@fits).
  */
 enum host_kind host_event_decode_known(const struct host_events *he, struct tracecmd_input *h,
-				       struct tep_record *r, const struct tep_event *event,
+				       struct tep_record *r, int type, const struct tep_event *event,
 				       bool fits, struct host_ev *ev)
 {
 	struct known known = {
-		.type = event ? event->id : tep_data_type(he->tep, r),
+		.type = type,
 		.event = event,
 		.fits = fits,
 	};

@@ -223,3 +223,79 @@ int trace_file_count_cpus(struct trace_file *tf)
 {
 	return tracecmd_cpus(tf->buffers[0]);
 }
+
+void td_common_init(struct td_common *c, struct tep_handle *tep)
+{
+	/* libtraceevent reads both at the first event's offsets. */
+	struct tep_event *first = tep_get_event(tep, 0);
+	struct tep_format_field *type = first ? tep_find_common_field(first, "common_type") : NULL;
+	struct tep_format_field *pid = first ? tep_find_common_field(first, "common_pid") : NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->tep = tep;
+	c->swap = tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
+	if (type && type->size) {
+		c->type_offset = type->offset;
+		c->type_size = type->size;
+	}
+	if (pid && pid->size) {
+		c->pid_offset = pid->offset;
+		c->pid_size = pid->size;
+	}
+}
+
+/* tep_read_number() as an int, as __parse_common() returns it. */
+static int read_common(const struct td_common *c, const struct tep_record *r, int offset, int size)
+{
+	const char *p = (const char *)r->data + offset;
+	uint16_t u16;
+	int32_t i32;
+
+	if (!c->swap && size == 2) {
+		memcpy(&u16, p, 2);
+		return u16;
+	}
+	if (!c->swap && size == 4) {
+		memcpy(&i32, p, 4);
+		return i32;
+	}
+	return (int)tep_read_number(c->tep, p, size);
+}
+
+int td_record_type(const struct td_common *c, const struct tep_record *r)
+{
+	if (!c->type_size)
+		return tep_data_type(c->tep, (struct tep_record *)r);
+	return read_common(c, r, c->type_offset, c->type_size);
+}
+
+int td_record_pid(const struct td_common *c, const struct tep_record *r)
+{
+	if (!c->pid_size)
+		return tep_data_pid(c->tep, (struct tep_record *)r);
+	return read_common(c, r, c->pid_offset, c->pid_size);
+}
+
+/*
+ * tep_find_event_by_record(), remembering the event of each recent type:
+ * events alternate between a few types, which its one-event cache misses.
+ * @type: the record's type.
+ */
+struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int *type)
+{
+	unsigned int i;
+
+	/* libtraceevent's own refusal, and its warning. */
+	if (r->size < 0) {
+		*type = td_record_type(c, r);
+		return tep_find_event_by_record(c->tep, r);
+	}
+	*type = td_record_type(c, r);
+	i = (unsigned int)*type % TD_EVENT_SLOTS;
+	if (!c->slots[i].valid || c->slots[i].type != *type) {
+		c->slots[i].type = *type;
+		c->slots[i].event = tep_find_event(c->tep, *type);
+		c->slots[i].valid = true;
+	}
+	return c->slots[i].event;
+}

@@ -88,6 +88,29 @@ struct trace_file {
 };
 
 /* input.c */
+/*
+ * A record's common_type and common_pid, read as tep_data_type() and
+ * tep_data_pid() do (from the first event's format, in the file's byte
+ * order) without their per-call lookups, and the events of recent types:
+ * what the merge asks of every record.
+ */
+#define TD_EVENT_SLOTS 16
+struct td_common {
+	struct tep_handle *tep;
+	int type_offset, type_size;	/* type_size 0: ask libtraceevent */
+	int pid_offset, pid_size;	/* pid_size 0: ask libtraceevent */
+	bool swap;			/* the file's byte order is not ours */
+	struct {
+		int type;
+		bool valid;
+		struct tep_event *event;
+	} slots[TD_EVENT_SLOTS];
+};
+
+void td_common_init(struct td_common *c, struct tep_handle *tep);
+int td_record_type(const struct td_common *c, const struct tep_record *r);
+int td_record_pid(const struct td_common *c, const struct tep_record *r);
+struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int *type);
 int trace_file_open(struct trace_file *tf, const char *path);
 void trace_file_close(struct trace_file *tf);
 int trace_file_count_cpus(struct trace_file *tf);
