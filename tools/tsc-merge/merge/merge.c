@@ -27,6 +27,7 @@ struct stream {
 	struct tracecmd_input *handle;
 	struct tep_handle *tep;
 	struct td_common common;	/* @tep's common fields, recent events */
+	struct td_release release;	/* the file's pages read past */
 	int cpu;
 	struct guest *guest;		/* NULL for the host */
 	struct vcpu *vcpu;
@@ -91,13 +92,13 @@ static void build_heap(struct merge *m)
 /* Read the stream's next record and give it its host time; -1: bad input. */
 static int advance(struct stream *s, bool first)
 {
-
 	if (s->rec)
 		tracecmd_free_record(s->rec);
 	s->rec = first ? tracecmd_read_cpu_first(s->handle, s->cpu) :
 			 tracecmd_read_data(s->handle, s->cpu);
 	if (!s->rec)
 		return 0;
+	td_release_behind(&s->release, s->rec);
 	if (record_repeats(&s->next_offset, s->rec, s->path, s->cpu))
 		return -1;
 	if (!s->guest) {
@@ -132,6 +133,7 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 			s->handle = tf->buffers[b];
 			s->tep = tracecmd_get_tep(s->handle);
 			td_common_init(&s->common, s->tep);
+			td_release_init(&s->release, tf->path);
 			s->cpu = cpu;
 			s->guest = g;
 			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;

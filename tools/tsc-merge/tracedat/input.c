@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tracedat/tdfile.h"
@@ -298,4 +300,78 @@ struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int
 		c->slots[i].valid = true;
 	}
 	return c->slots[i].event;
+}
+
+/* Release in steps of this much: a lookup in /proc/self/maps each. */
+#define RELEASE_STEP	(2UL << 20)
+#define RELEASE_MISSES	4
+
+void td_release_init(struct td_release *rl, const char *path)
+{
+	struct stat st;
+
+	memset(rl, 0, sizeof(*rl));
+	if (stat(path, &st))
+		return;
+	rl->dev = st.st_dev;
+	rl->ino = st.st_ino;
+	rl->ok = true;
+}
+
+/*
+ * The start of the private, read-only mapping of the file that holds
+ * @addr; 0: none (libtracecmd read the page into memory of its own).
+ */
+static uintptr_t file_mapping_start(const struct td_release *rl, uintptr_t addr)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	unsigned long start, end, inode;
+	unsigned int major, minor;
+	uintptr_t found = 0;
+	char perms[8], line[512];
+
+	if (!maps)
+		return 0;
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %7s %*x %x:%x %lu", &start, &end, perms, &major,
+			   &minor, &inode) != 6 || addr < start || addr >= end)
+			continue;
+		if (inode == rl->ino && makedev(major, minor) == rl->dev &&
+		    !strcmp(perms, "r--p"))
+			found = start;
+		break;
+	}
+	fclose(maps);
+	return found;
+}
+
+/*
+ * Drop the pages of @r's mapping before @r's page from memory: the stream
+ * has read them. @r must be alive (libtracecmd keeps its mapping while a
+ * record of it is). The file's pages stay in the page cache; a mapping of
+ * a file never written to reads them again if anything looks back.
+ */
+void td_release_behind(struct td_release *rl, const struct tep_record *r)
+{
+	uintptr_t page = (uintptr_t)r->data & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+	uintptr_t start, from;
+
+	if (!rl->ok)
+		return;
+	if (page < rl->done) {
+		rl->done = page;		/* a mapping further down */
+		return;
+	}
+	if (page - rl->done < RELEASE_STEP)
+		return;
+	start = file_mapping_start(rl, page);
+	if (!start) {
+		rl->ok = ++rl->misses < RELEASE_MISSES;
+		rl->done = page;
+		return;
+	}
+	from = rl->done > start ? rl->done : start;
+	if (from < page)
+		madvise((void *)from, page - from, MADV_DONTNEED);
+	rl->done = page;
 }

@@ -89,6 +89,23 @@ struct trace_file {
 
 /* input.c */
 /*
+ * libtracecmd reads an uncompressed file's CPU data through mappings of
+ * the file as large as that data, so the pages a merge has read stay in
+ * its RSS to the end: the footprint would grow with the trace. A stream
+ * gives back the pages of the file mapping behind its current record.
+ */
+struct td_release {
+	bool ok;			/* false: not a mapped file, or given up */
+	unsigned int misses;
+	dev_t dev;
+	ino_t ino;
+	uintptr_t done;			/* released below this address */
+};
+
+void td_release_init(struct td_release *rl, const char *path);
+void td_release_behind(struct td_release *rl, const struct tep_record *r);
+
+/*
  * A record's common_type and common_pid, read as tep_data_type() and
  * tep_data_pid() do (from the first event's format, in the file's byte
  * order) without their per-call lookups, and the events of recent types:
