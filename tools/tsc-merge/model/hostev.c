@@ -154,11 +154,13 @@ static enum host_kind decode(const struct host_events *he, struct tracecmd_input
 	ev->text[0] = '\0';
 	ev->ts = r->ts;
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++) {
-		const struct tsc_event_type *et = kvm_event_type(k);
-		struct tsc_event t = { 0 };
+		const struct tsc_event_type *et;
+		struct tsc_event t;
 
 		if (!is_event(h, he->kvm[k], known, r))
 			continue;
+		et = kvm_event_type(k);
+		memset(&t, 0, sizeof(t));
 		for (f = 0; f < et->nr_fields; f++)
 			tsc_event_store(&t, &et->fields[f], read_field(he->kvm_fields[k][f], r));
 		ev->vcpu_id = t.vcpu_id;

@@ -353,11 +353,14 @@ static uintptr_t file_mapping_start(const struct td_release *rl, uintptr_t addr)
  */
 void td_release_behind(struct td_release *rl, const struct tep_record *r)
 {
-	uintptr_t page = (uintptr_t)r->data & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
-	uintptr_t start, from;
+	static uintptr_t page_mask;
+	uintptr_t page, start, from;
 
 	if (!rl->ok)
 		return;
+	if (!page_mask)
+		page_mask = ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+	page = (uintptr_t)r->data & page_mask;
 	if (page < rl->done) {
 		rl->done = page;		/* a mapping further down */
 		return;
