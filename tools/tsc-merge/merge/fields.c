@@ -15,6 +15,8 @@ struct field_buf {
 	unsigned int alloc;
 	char *strings;			/* the string values, NUL-terminated */
 	size_t str_alloc;
+	const struct tep_handle *tep;	/* whose byte order @swap is */
+	bool swap;			/* the file's byte order is not ours */
 };
 
 struct field_buf *field_buf_new(void)
@@ -63,9 +65,38 @@ static size_t strings_size(struct event_text *t, struct tep_event *ev)
 	return size;
 }
 
-static void read_number(struct event_text *t, struct tep_format_field *f, struct sink_field *v)
+/* tep_read_number(), without its call in the file's own byte order. */
+static unsigned long long number_at(const struct field_buf *b, struct event_text *t,
+				    const struct tep_format_field *f)
 {
-	unsigned long long n = tep_read_number(t->tep, (char *)t->record->data + f->offset, f->size);
+	const char *p = (const char *)t->record->data + f->offset;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	if (b->swap)
+		return tep_read_number(t->tep, p, f->size);
+	switch (f->size) {
+	case 1:
+		return *(const unsigned char *)p;
+	case 2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return u32;
+	case 8:
+		memcpy(&u64, p, 8);
+		return u64;
+	default:
+		return tep_read_number(t->tep, p, f->size);
+	}
+}
+
+static void read_number(const struct field_buf *b, struct event_text *t,
+			struct tep_format_field *f, struct sink_field *v)
+{
+	unsigned long long n = number_at(b, t, f);
 	unsigned int bits = f->size * 8;
 
 	v->kind = SINK_FIELD_UINT;
@@ -82,7 +113,7 @@ static void read_number(struct event_text *t, struct tep_format_field *f, struct
  */
 static unsigned int read_fields(struct field_buf *b, struct event_text *t)
 {
-	struct tep_event *ev = tep_find_event_by_record(t->tep, t->record);
+	struct tep_event *ev = t->event;
 	struct tep_format_field *f;
 	size_t size, used = 0;
 	unsigned int n = 0;
@@ -91,6 +122,10 @@ static unsigned int read_fields(struct field_buf *b, struct event_text *t)
 
 	if (!ev || t->damaged)
 		return 0;
+	if (b->tep != t->tep) {
+		b->tep = t->tep;
+		b->swap = tep_is_file_bigendian(t->tep) != tep_is_local_bigendian(t->tep);
+	}
 	if (ev->format.nr_fields > (int)b->alloc) {
 		b->alloc = ev->format.nr_fields;
 		b->fields = xrealloc(b->fields, b->alloc, sizeof(*b->fields));
@@ -107,7 +142,7 @@ static unsigned int read_fields(struct field_buf *b, struct event_text *t)
 		if (!is_string(f)) {
 			if ((f->flags & TEP_FIELD_IS_ARRAY) || f->size > 8 || !f->size)
 				continue;
-			read_number(t, f, v);
+			read_number(b, t, f, v);
 			n++;
 			continue;
 		}

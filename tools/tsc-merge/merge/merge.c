@@ -26,6 +26,8 @@ struct stream {
 	const char *path;
 	struct tracecmd_input *handle;
 	struct tep_handle *tep;
+	struct td_common common;	/* @tep's common fields, recent events */
+	struct td_release release;	/* the file's pages read past */
 	int cpu;
 	struct guest *guest;		/* NULL for the host */
 	struct vcpu *vcpu;
@@ -90,13 +92,13 @@ static void build_heap(struct merge *m)
 /* Read the stream's next record and give it its host time; -1: bad input. */
 static int advance(struct stream *s, bool first)
 {
-
 	if (s->rec)
 		tracecmd_free_record(s->rec);
 	s->rec = first ? tracecmd_read_cpu_first(s->handle, s->cpu) :
 			 tracecmd_read_data(s->handle, s->cpu);
 	if (!s->rec)
 		return 0;
+	td_release_behind(&s->release, s->rec);
 	if (record_repeats(&s->next_offset, s->rec, s->path, s->cpu))
 		return -1;
 	if (!s->guest) {
@@ -130,6 +132,8 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 			s->path = tf->path;
 			s->handle = tf->buffers[b];
 			s->tep = tracecmd_get_tep(s->handle);
+			td_common_init(&s->common, s->tep);
+			td_release_init(&s->release, tf->path);
 			s->cpu = cpu;
 			s->guest = g;
 			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;
@@ -161,13 +165,14 @@ static int start_streams(struct merge *m)
  * Follow what the host did, so a guest event can be checked against it;
  * @ev: the host event as decoded, for the sinks.
  */
-static struct vcpu *track_host(struct merge *m, struct stream *s,
-			       struct host_ev *ev, bool *was_running)
+static struct vcpu *track_host(struct merge *m, struct stream *s, int type,
+			       const struct tep_event *event, bool fits, struct host_ev *ev,
+			       bool *was_running)
 {
 	struct vm *vm;
 	struct vcpu *v;
 
-	switch (host_event_decode(&m->he, s->handle, s->rec, ev)) {
+	switch (host_event_decode_known(&m->he, s->handle, s->rec, type, event, fits, ev)) {
 	case HOST_ENTRY:
 	case HOST_EXIT:
 	case HOST_NESTED:
@@ -251,11 +256,15 @@ static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
 	measure_shift(s, e);
 }
 
-/* What a host KVM event tells the sinks: its vCPU, its run, the TSC values it sets. */
-static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
+/*
+ * What a host KVM event tells the sinks: its vCPU, its run, the TSC values
+ * it sets. @event and @fits: what emit() found of the record already.
+ */
+static void host_event(struct merge *m, struct stream *s, struct sink_event *e,
+		       int type, const struct tep_event *event, bool fits)
 {
 	struct host_ev ev;
-	struct vcpu *v = track_host(m, s, &ev, &e->was_running);
+	struct vcpu *v = track_host(m, s, type, event, fits, &ev, &e->was_running);
 
 	m->stats->host_events++;
 	if (!v)
@@ -279,7 +288,7 @@ static void host_event(struct merge *m, struct stream *s, struct sink_event *e)
 static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 {
 	struct task *t = &s->task;
-	int pid = tep_data_pid(s->tep, s->rec);
+	int pid = td_record_pid(&s->common, s->rec);
 
 	if (!t->comm || t->pid != pid) {
 		t->pid = pid;
@@ -297,9 +306,11 @@ static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
-	struct tep_event *event = tep_find_event_by_record(s->tep, s->rec);
+	int type;
+	struct tep_event *event = td_record_event(&s->common, s->rec, &type);
 	struct event_text text = {
 		.cache = m->info, .field_buf = m->fields, .tep = s->tep, .record = s->rec,
+		.event = event,
 	};
 	struct sink_event e = {
 		.host_ts = s->key,
@@ -330,7 +341,7 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	if (s->guest)
 		guest_event(m, s, &e);
 	else
-		host_event(m, s, &e);
+		host_event(m, s, &e, type, event, damage != DAMAGE_SHORT);
 	for (i = 0; i < nr_sinks; i++)
 		sinks[i].ops->event(sinks[i].priv, &e);
 }

@@ -49,6 +49,7 @@ struct event_text {
 	unsigned int nr_fields;
 	struct tep_handle *tep;
 	struct tep_record *record;
+	struct tep_event *event;	/* of @record; NULL: none has its type */
 	bool damaged;			/* record_damage(): never printed */
 	const char *text;		/* NULL: not formatted yet */
 	unsigned int len;

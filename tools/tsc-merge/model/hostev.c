@@ -74,6 +74,7 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 
 	memset(he, 0, sizeof(*he));
 	he->tep = tep;
+	td_common_init(&he->common, tep);
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
 		he->kvm[k] = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, kvm_event_type(k)->name);
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
@@ -102,14 +103,23 @@ static uint64_t read_field(struct tep_format_field *f, struct tep_record *r)
 	return v;
 }
 
+/* What the caller knows of a record already: its event and whether it fits. */
+struct known {
+	int type;
+	const struct tep_event *event;	/* NULL: nothing known */
+	bool fits;			/* record_fits_format(@event) */
+};
+
 /*
  * @r is an event of @event's type that holds the fields its format says: a
  * damaged record is read as no event here (the merge reports it).
  */
-static bool is_event(struct tracecmd_input *h, struct tep_event *event, int type,
-		     struct tep_record *r)
+static bool is_event(struct tracecmd_input *h, struct tep_event *event,
+		     const struct known *k, struct tep_record *r)
 {
-	return event && type == event->id && record_fits_format(h, event, r);
+	if (!event || k->type != event->id)
+		return false;
+	return k->event == event ? k->fits : record_fits_format(h, event, r);
 }
 
 /*
@@ -133,23 +143,24 @@ static bool read_snapshot_line(const struct host_events *he, struct tep_record *
 	return true;
 }
 
-enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
-				 struct tep_record *r, struct host_ev *ev)
+static enum host_kind decode(const struct host_events *he, struct tracecmd_input *h,
+			     struct tep_record *r, const struct known *known, struct host_ev *ev)
 {
-	int type = tep_data_type(he->tep, r), k;
 	unsigned int f;
+	int k;
 
 	/* Not the text: only a snapshot line fills it. */
 	memset(ev, 0, offsetof(struct host_ev, text));
 	ev->text[0] = '\0';
 	ev->ts = r->ts;
-	ev->pid = tep_data_pid(he->tep, r);
 	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++) {
-		const struct tsc_event_type *et = kvm_event_type(k);
-		struct tsc_event t = { 0 };
+		const struct tsc_event_type *et;
+		struct tsc_event t;
 
-		if (!is_event(h, he->kvm[k], type, r))
+		if (!is_event(h, he->kvm[k], known, r))
 			continue;
+		et = kvm_event_type(k);
+		memset(&t, 0, sizeof(t));
 		for (f = 0; f < et->nr_fields; f++)
 			tsc_event_store(&t, &et->fields[f], read_field(he->kvm_fields[k][f], r));
 		ev->vcpu_id = t.vcpu_id;
@@ -158,18 +169,46 @@ enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_i
 		ev->next = t.next;
 		ev->frac = t.frac_bits;
 		ev->mult = t.multiplier;
+		ev->pid = td_record_pid(&he->common, r);
 		return ev->kind = k;
 	}
-	if (is_event(h, he->print, type, r) && read_snapshot_line(he, r, ev)) {
+	if (is_event(h, he->print, known, r) && read_snapshot_line(he, r, ev)) {
 		ev->kind = HOST_SNAPSHOT;
-	} else if (is_event(h, he->newtask, type, r)) {
+	} else if (is_event(h, he->newtask, known, r)) {
 		ev->child = read_field(he->nt_pid, r);
 		ev->thread = read_field(he->nt_flags, r) & CLONE_THREAD_FLAG;
 		ev->kind = HOST_NEWTASK;
 	} else {
-		ev->kind = HOST_OTHER;
+		/* No pid: nothing reads another event's. */
+		return ev->kind = HOST_OTHER;
 	}
+	ev->pid = td_record_pid(&he->common, r);
 	return ev->kind;
+}
+
+enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
+				 struct tep_record *r, struct host_ev *ev)
+{
+	struct known known = { .type = td_record_type(&he->common, r) };
+
+	return decode(he, h, r, &known, ev);
+}
+
+/*
+ * The same for a record whose type and event the caller has found (NULL:
+ * none has that type) and checked against that event's format (@fits).
+ */
+enum host_kind host_event_decode_known(const struct host_events *he, struct tracecmd_input *h,
+				       struct tep_record *r, int type, const struct tep_event *event,
+				       bool fits, struct host_ev *ev)
+{
+	struct known known = {
+		.type = type,
+		.event = event,
+		.fits = fits,
+	};
+
+	return decode(he, h, r, &known, ev);
 }
 
 /* The VM whose vCPU thread or VMM thread logged @ev. */
@@ -177,6 +216,8 @@ struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev)
 {
 	int tgid = vm_table_tgid_of(vms, ev->pid);
+	struct vm *vm = vm_table_find_process(vms, tgid);
 
-	return vm_table_vm_of_process(vms, tgid, tep_data_comm_from_pid(he->tep, tgid));
+	/* The process's name is looked up only for a VM that is new. */
+	return vm ? vm : vm_table_vm_of_process(vms, tgid, tep_data_comm_from_pid(he->tep, tgid));
 }

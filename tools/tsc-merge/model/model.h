@@ -161,6 +161,7 @@ enum host_kind {
 
 struct host_events {
 	struct tep_handle *tep;
+	struct td_common common;	/* reads common_type and common_pid */
 	/* By kind, HOST_OFFSET to HOST_EXIT; NULL: not in the trace. */
 	struct tep_event *kvm[NR_KVM_KINDS];
 	/* By kind, in the order of the event model's fields (tsc_event.h). */
@@ -172,7 +173,7 @@ struct host_events {
 struct host_ev {
 	enum host_kind kind;
 	uint64_t ts;
-	int pid;
+	int pid;			/* 0 for HOST_OTHER: never read */
 	unsigned int vcpu_id;
 	uint64_t prev;
 	uint64_t next;
@@ -188,6 +189,9 @@ int host_events_init(struct host_events *he, struct trace_file *host);
 void host_events_warn_missing(const struct host_events *he, const char *path);
 enum host_kind host_event_decode(const struct host_events *he, struct tracecmd_input *h,
 				 struct tep_record *r, struct host_ev *ev);
+enum host_kind host_event_decode_known(const struct host_events *he, struct tracecmd_input *h,
+				       struct tep_record *r, int type, const struct tep_event *event,
+				       bool fits, struct host_ev *ev);
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev);
 

@@ -22,6 +22,7 @@ struct scan {
 	const char *path;
 	bool damaged;
 	uint64_t *next_offset;		/* per CPU of all buffers, for record_repeats() */
+	struct td_release *release;	/* per CPU of all buffers */
 	int nr_cpus;
 	uint64_t seen[HOST_SNAPSHOT + 1];	/* records of each kind */
 	struct progress progress;
@@ -41,8 +42,12 @@ static bool repeats(struct scan *sc, const struct tep_record *r, int cpu)
 
 		sc->next_offset = xrealloc(sc->next_offset, n, sizeof(*sc->next_offset));
 		memset(sc->next_offset + sc->nr_cpus, 0, (n - sc->nr_cpus) * sizeof(*sc->next_offset));
+		sc->release = xrealloc(sc->release, n, sizeof(*sc->release));
+		for (int i = sc->nr_cpus; i < n; i++)
+			td_release_init(&sc->release[i], sc->path);
 		sc->nr_cpus = n;
 	}
+	td_release_behind(&sc->release[cpu], r);
 	at = sc->next_offset[cpu];
 	again = record_repeats(&sc->next_offset[cpu], r, sc->path, r->cpu);
 	if (at)
@@ -431,6 +436,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
 	ret = tracecmd_iterate_events_multi(host->buffers, host->nr_buffers, scan_record, &sc);
 	progress_finish(&sc.progress, !sc.damaged && ret >= 0);
 	free(sc.next_offset);
+	free(sc.release);
 	note_unseen(&sc);
 	if (sc.damaged)
 		return -1;

@@ -27,24 +27,91 @@ struct division_slot {
 static struct division_slot division_cache[DIVISION_SLOTS];
 
 /*
+ * What the checks need of a file's handle, remembered for the few handles
+ * a merge reads: libtracecmd's and libtraceevent's getters are calls.
+ */
+#define HANDLE_SLOTS 8
+struct handle_slot {
+	const struct tracecmd_input *h;
+	struct tep_handle *tep;
+	unsigned int page_size;
+	bool swap;			/* the file's byte order is not ours */
+};
+
+static struct handle_slot handle_cache[HANDLE_SLOTS];
+static unsigned int handle_next;
+
+static const struct handle_slot *handle_info(struct tracecmd_input *h)
+{
+	struct handle_slot *s;
+	unsigned int i;
+
+	for (i = 0; i < HANDLE_SLOTS; i++)
+		if (handle_cache[i].h == h)
+			return &handle_cache[i];
+	s = &handle_cache[handle_next++ % HANDLE_SLOTS];
+	s->h = h;
+	s->tep = tracecmd_get_tep(h);
+	s->page_size = tracecmd_page_size(h);
+	s->swap = tep_is_file_bigendian(s->tep) != tep_is_local_bigendian(s->tep);
+	return s;
+}
+
+/*
  * Does the record end inside its ring-buffer page? A damaged length makes
  * kbuffer give a size that runs past it. r->offset is that of the event's
  * header in the page: 4 bytes, or 8 when the word before the data holds
  * the length (kbuffer's type_len 0: the data's size plus those 4 bytes).
  */
-static bool record_inside_page(struct tracecmd_input *h, struct tep_record *r)
+static bool record_inside_page(const struct handle_slot *hs, struct tep_record *r)
 {
-	unsigned int page_size = tracecmd_page_size(h);
+	unsigned int page_size = hs->page_size;
 	unsigned long long in_page, header = 4;
 	uint32_t word;
 
-	in_page = r->offset % page_size;
+	in_page = page_size && !(page_size & (page_size - 1)) ? r->offset & (page_size - 1) :
+								 r->offset % page_size;
 	if (in_page + 8 <= page_size) {
 		memcpy(&word, (char *)r->data - 4, 4);
-		if (tep_read_number(tracecmd_get_tep(h), &word, 4) == (unsigned int)r->size + 4)
+		if (hs->swap)
+			word = __builtin_bswap32(word);
+		if (word == (unsigned int)r->size + 4)
 			header = 8;
 	}
 	return in_page + header + (unsigned int)r->size <= page_size;
+}
+
+/*
+ * How far an event's fixed fields reach (the largest offset + size, as
+ * the check below sums them) and whether it has dynamic ones, remembered
+ * per event: a record is checked against them, not against every field.
+ */
+struct extent_slot {
+	const struct tep_event *event;
+	unsigned int end;
+	bool dynamic;
+};
+
+static struct extent_slot extent_cache[DIVISION_SLOTS];
+
+static const struct extent_slot *format_extent(struct tep_event *ev)
+{
+	struct extent_slot *s = &extent_cache[((uintptr_t)ev / 64) % DIVISION_SLOTS];
+	struct tep_format_field *f;
+
+	if (s->event == ev)
+		return s;
+	s->event = ev;
+	s->end = 0;
+	s->dynamic = false;
+	for (f = ev->format.fields; f; f = f->next) {
+		unsigned int end = (unsigned int)f->offset + (unsigned int)f->size;
+
+		if (end > s->end)
+			s->end = end;
+		s->dynamic |= !!(f->flags & TEP_FIELD_IS_DYNAMIC);
+	}
+	return s;
 }
 
 /*
@@ -55,18 +122,22 @@ static bool record_inside_page(struct tracecmd_input *h, struct tep_record *r)
  */
 bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
-	struct tep_handle *tep = tracecmd_get_tep(h);
+	const struct handle_slot *hs = handle_info(h);
+	const struct extent_slot *extent;
 	struct tep_format_field *f;
 	unsigned long long loc, start;
 
-	if (!record_inside_page(h, r))
+	if (!record_inside_page(hs, r))
 		return false;
+	extent = format_extent(ev);
+	if (extent->end > (unsigned int)r->size)
+		return false;
+	if (!extent->dynamic)
+		return true;
 	for (f = ev->format.fields; f; f = f->next) {
-		if ((unsigned int)f->offset + (unsigned int)f->size > (unsigned int)r->size)
-			return false;
 		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
 			continue;
-		loc = tep_read_number(tep, (char *)r->data + f->offset, f->size);
+		loc = tep_read_number(hs->tep, (char *)r->data + f->offset, f->size);
 		start = (loc & 0xffff) + (f->flags & TEP_FIELD_IS_RELATIVE ? f->offset + f->size : 0);
 		if (start + (loc >> 16) > (unsigned int)r->size)
 			return false;
@@ -131,6 +202,14 @@ static bool format_divides(struct tep_event *ev)
 	return s->divides;
 }
 
+/* The caches are keyed by event: a closed file's events may be freed. */
+void damage_forget_events(void)
+{
+	memset(division_cache, 0, sizeof(division_cache));
+	memset(extent_cache, 0, sizeof(extent_cache));
+	memset(handle_cache, 0, sizeof(handle_cache));
+}
+
 struct record_ref {
 	struct tep_handle *tep;
 	struct tep_event *event;
@@ -159,7 +238,7 @@ static bool divides_by_zero(struct tep_print_arg *a, void *data)
 
 enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
-	struct record_ref ref = { tracecmd_get_tep(h), ev, r };
+	struct record_ref ref = { handle_info(h)->tep, ev, r };
 	struct tep_print_arg *a;
 
 	if (!ev || !record_fits_format(h, ev, r))

@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "tracedat/tdfile.h"
@@ -215,10 +217,164 @@ void trace_file_close(struct trace_file *tf)
 		tracecmd_close(tf->handle);
 	tf->handle = NULL;
 	td_meta_free(&tf->meta);
+	damage_forget_events();
 }
 
 /* The number of CPUs of the first buffer: a guest's vCPU count. */
 int trace_file_count_cpus(struct trace_file *tf)
 {
 	return tracecmd_cpus(tf->buffers[0]);
+}
+
+void td_common_init(struct td_common *c, struct tep_handle *tep)
+{
+	/* libtraceevent reads both at the first event's offsets. */
+	struct tep_event *first = tep_get_event(tep, 0);
+	struct tep_format_field *type = first ? tep_find_common_field(first, "common_type") : NULL;
+	struct tep_format_field *pid = first ? tep_find_common_field(first, "common_pid") : NULL;
+
+	memset(c, 0, sizeof(*c));
+	c->tep = tep;
+	c->swap = tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
+	if (type && type->size) {
+		c->type_offset = type->offset;
+		c->type_size = type->size;
+	}
+	if (pid && pid->size) {
+		c->pid_offset = pid->offset;
+		c->pid_size = pid->size;
+	}
+}
+
+/* tep_read_number() as an int, as __parse_common() returns it. */
+static int read_common(const struct td_common *c, const struct tep_record *r, int offset, int size)
+{
+	const char *p = (const char *)r->data + offset;
+	uint16_t u16;
+	int32_t i32;
+
+	if (!c->swap && size == 2) {
+		memcpy(&u16, p, 2);
+		return u16;
+	}
+	if (!c->swap && size == 4) {
+		memcpy(&i32, p, 4);
+		return i32;
+	}
+	return (int)tep_read_number(c->tep, p, size);
+}
+
+int td_record_type(const struct td_common *c, const struct tep_record *r)
+{
+	if (!c->type_size)
+		return tep_data_type(c->tep, (struct tep_record *)r);
+	return read_common(c, r, c->type_offset, c->type_size);
+}
+
+int td_record_pid(const struct td_common *c, const struct tep_record *r)
+{
+	if (!c->pid_size)
+		return tep_data_pid(c->tep, (struct tep_record *)r);
+	return read_common(c, r, c->pid_offset, c->pid_size);
+}
+
+/*
+ * tep_find_event_by_record(), remembering the event of each recent type:
+ * events alternate between a few types, which its one-event cache misses.
+ * @type: the record's type.
+ */
+struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int *type)
+{
+	unsigned int i;
+
+	/* libtraceevent's own refusal, and its warning. */
+	if (r->size < 0) {
+		*type = td_record_type(c, r);
+		return tep_find_event_by_record(c->tep, r);
+	}
+	*type = td_record_type(c, r);
+	i = (unsigned int)*type % TD_EVENT_SLOTS;
+	if (!c->slots[i].valid || c->slots[i].type != *type) {
+		c->slots[i].type = *type;
+		c->slots[i].event = tep_find_event(c->tep, *type);
+		c->slots[i].valid = true;
+	}
+	return c->slots[i].event;
+}
+
+/* Release in steps of this much: a lookup in /proc/self/maps each. */
+#define RELEASE_STEP	(2UL << 20)
+#define RELEASE_MISSES	4
+
+void td_release_init(struct td_release *rl, const char *path)
+{
+	struct stat st;
+
+	memset(rl, 0, sizeof(*rl));
+	if (stat(path, &st))
+		return;
+	rl->dev = st.st_dev;
+	rl->ino = st.st_ino;
+	rl->ok = true;
+}
+
+/*
+ * The start of the private, read-only mapping of the file that holds
+ * @addr; 0: none (libtracecmd read the page into memory of its own).
+ */
+static uintptr_t file_mapping_start(const struct td_release *rl, uintptr_t addr)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	unsigned long start, end, inode;
+	unsigned int major, minor;
+	uintptr_t found = 0;
+	char perms[8], line[512];
+
+	if (!maps)
+		return 0;
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %7s %*x %x:%x %lu", &start, &end, perms, &major,
+			   &minor, &inode) != 6 || addr < start || addr >= end)
+			continue;
+		if (inode == rl->ino && makedev(major, minor) == rl->dev &&
+		    !strcmp(perms, "r--p"))
+			found = start;
+		break;
+	}
+	fclose(maps);
+	return found;
+}
+
+/*
+ * Drop the pages of @r's mapping before @r's page from memory: the stream
+ * has read them. @r must be alive (libtracecmd keeps its mapping while a
+ * record of it is). The file's pages stay in the page cache; a mapping of
+ * a file never written to reads them again if anything looks back.
+ */
+void td_release_behind(struct td_release *rl, const struct tep_record *r)
+{
+	static uintptr_t page_mask;
+	uintptr_t page, start, from;
+
+	if (!rl->ok)
+		return;
+	if (!page_mask)
+		page_mask = ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
+	page = (uintptr_t)r->data & page_mask;
+	if (page < rl->done) {
+		rl->done = page;		/* a mapping further down */
+		return;
+	}
+	if (page - rl->done < RELEASE_STEP)
+		return;
+	start = file_mapping_start(rl, page);
+	if (!start) {
+		rl->ok = ++rl->misses < RELEASE_MISSES;
+		rl->done = page;
+		return;
+	}
+	from = rl->done > start ? rl->done : start;
+	if (from < page)
+		madvise((void *)from, page - from, MADV_DONTNEED);
+	rl->done = page;
 }

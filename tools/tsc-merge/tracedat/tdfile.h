@@ -88,6 +88,46 @@ struct trace_file {
 };
 
 /* input.c */
+/*
+ * libtracecmd reads an uncompressed file's CPU data through mappings of
+ * the file as large as that data, so the pages a merge has read stay in
+ * its RSS to the end: the footprint would grow with the trace. A stream
+ * gives back the pages of the file mapping behind its current record.
+ */
+struct td_release {
+	bool ok;			/* false: not a mapped file, or given up */
+	unsigned int misses;
+	dev_t dev;
+	ino_t ino;
+	uintptr_t done;			/* released below this address */
+};
+
+void td_release_init(struct td_release *rl, const char *path);
+void td_release_behind(struct td_release *rl, const struct tep_record *r);
+
+/*
+ * A record's common_type and common_pid, read as tep_data_type() and
+ * tep_data_pid() do (from the first event's format, in the file's byte
+ * order) without their per-call lookups, and the events of recent types:
+ * what the merge asks of every record.
+ */
+#define TD_EVENT_SLOTS 16
+struct td_common {
+	struct tep_handle *tep;
+	int type_offset, type_size;	/* type_size 0: ask libtraceevent */
+	int pid_offset, pid_size;	/* pid_size 0: ask libtraceevent */
+	bool swap;			/* the file's byte order is not ours */
+	struct {
+		int type;
+		bool valid;
+		struct tep_event *event;
+	} slots[TD_EVENT_SLOTS];
+};
+
+void td_common_init(struct td_common *c, struct tep_handle *tep);
+int td_record_type(const struct td_common *c, const struct tep_record *r);
+int td_record_pid(const struct td_common *c, const struct tep_record *r);
+struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int *type);
 int trace_file_open(struct trace_file *tf, const char *path);
 void trace_file_close(struct trace_file *tf);
 int trace_file_count_cpus(struct trace_file *tf);
@@ -101,6 +141,7 @@ enum damage {
 
 bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
 enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
+void damage_forget_events(void);
 bool record_repeats(uint64_t *next, const struct tep_record *r, const char *path, int cpu);
 
 /* tdfile.c: a trace.dat's file-level structure; tdcheck.c: its sizes */
