@@ -137,11 +137,41 @@ struct vcpu_seq {
 	uint64_t ts;
 };
 
+/* The fields compact_switch and compact_waking read, by index in a format. */
+enum { SW_PREV_COMM, SW_NEXT_COMM, SW_PREV_PID, SW_PREV_PRIO, SW_PREV_STATE,
+       SW_NEXT_PID, SW_NEXT_PRIO, SW_FIELDS };
+enum { WK_COMM, WK_SUCCESS, WK_PID, WK_PRIO, WK_TARGET_CPU, WK_FIELDS };
+#define PLAN_FIELDS	7	/* SW_FIELDS, the more */
+
+enum plan_kind { PLAN_OTHER, PLAN_SWITCH, PLAN_WAKING };
+
+/*
+ * How an event of one format becomes an FtraceEvent, looked up by name
+ * once: its fields' names and kinds as the plan was made for them, the
+ * typed message's field in FtraceEvent (NULL: a generic event) and each
+ * field's place in it, and where compact_switch's or compact_waking's
+ * fields are (-1: absent).
+ */
+struct event_plan {
+	bool made;
+	unsigned int nr;
+	const char **names;
+	enum sink_field_kind *kinds;
+	const ProtobufCFieldDescriptor *fd;
+	const ProtobufCFieldDescriptor **in;
+	int described;			/* index in described[], -1: none */
+	enum plan_kind kind;
+	int at[PLAN_FIELDS];
+};
+_Static_assert(SW_FIELDS <= PLAN_FIELDS && WK_FIELDS <= PLAN_FIELDS, "plan fields");
+
 /* A machine: 0 the host, 1 + n guest n; a bundle per CPU. */
 struct machine {
 	struct bundle *cpus;
 	int nr_cpus;
 	bool started;			/* its packet sequence began */
+	struct event_plan *plans;	/* by event id */
+	int nr_plans;
 };
 
 struct pf_sink {
@@ -155,6 +185,7 @@ struct pf_sink {
 	uint8_t *buf;
 	size_t alloc;
 	bool clock_said;
+	struct event_plan scratch;	/* a plan for an event its format's does not fit */
 	struct bytes descriptors[ARRAY_SIZE(described)];	/* each a whole bundle field */
 };
 
@@ -771,53 +802,35 @@ static bool set_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *fd,
 }
 
 /*
- * @e as FtraceEvent field @fd in @fe, built in @msg; false when @fd is no
- * event message or a field of @e's format has no place in it.
+ * The places of @f's fields in FtraceEvent field @fd's message, in @in;
+ * false when @fd is no event message or a field has no place of its kind.
  */
-static bool typed_as(const ProtobufCFieldDescriptor *fd, const struct sink_field *f,
-		     unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg)
+static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_field *f,
+			  unsigned int nr, const ProtobufCFieldDescriptor **in)
 {
-	const ProtobufCFieldDescriptor *in;
 	unsigned int i;
 
 	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->id == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC ||
 	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
 	    ((const ProtobufCMessageDescriptor *)fd->descriptor)->sizeof_message > TYPED_MAX)
 		return false;
-	protobuf_c_message_init(fd->descriptor, msg);
 	for (i = 0; i < nr; i++) {
-		in = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
-		if (!in || !set_field(msg, in, &f[i]))
+		in[i] = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
+		if (!in[i] || (in[i]->type == PROTOBUF_C_TYPE_STRING) != (f[i].kind == SINK_FIELD_STR))
 			return false;
+		switch (in[i]->type) {
+		case PROTOBUF_C_TYPE_STRING:
+		case PROTOBUF_C_TYPE_INT32:
+		case PROTOBUF_C_TYPE_UINT32:
+		case PROTOBUF_C_TYPE_INT64:
+		case PROTOBUF_C_TYPE_UINT64:
+		case PROTOBUF_C_TYPE_FIXED64:
+			break;
+		default:
+			return false;
+		}
 	}
-	*(uint32_t *)((char *)fe + fd->quantifier_offset) = fd->id;
-	*(ProtobufCMessage **)((char *)fe + fd->offset) = msg;
 	return true;
-}
-
-/*
- * The typed message of @e in @fe, built in @msg, Perfetto's own or a
- * self-described one (its bit set in @used); false when neither fits.
- */
-static bool typed_event(const struct sink_event *e, const struct sink_field *f,
-			unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg,
-			unsigned int *used)
-{
-	const ProtobufCMessageDescriptor *d = fe->base.descriptor;
-	unsigned int i;
-
-	if (typed_as(protobuf_c_message_descriptor_get_field_by_name(d, e->name), f, nr, fe, msg))
-		return true;
-	for (i = 0; i < ARRAY_SIZE(described); i++) {
-		if (strcmp(e->name, described[i].event))
-			continue;
-		if (!typed_as(protobuf_c_message_descriptor_get_field_by_name(d, described[i].field),
-			      f, nr, fe, msg))
-			return false;
-		*used |= 1u << i;
-		return true;
-	}
-	return false;
 }
 
 static const struct sink_field *field_named(const struct sink_field *f, unsigned int nr,
@@ -829,6 +842,135 @@ static const struct sink_field *field_named(const struct sink_field *f, unsigned
 		if (!strcmp(f[i].name, name))
 			return &f[i];
 	return NULL;
+}
+
+static int field_index(const struct sink_field *f, unsigned int nr, const char *name)
+{
+	const struct sink_field *at = field_named(f, nr, name);
+
+	return at ? at - f : -1;
+}
+
+/*
+ * @plan for @e's format with fields @f: a typed message, Perfetto's own or
+ * a self-described one, when one fits, else a generic event.
+ */
+static void make_plan(struct event_plan *plan, const struct sink_event *e,
+		      const struct sink_field *f, unsigned int nr)
+{
+	const ProtobufCMessageDescriptor *d = &perfetto__protos__ftrace_event__descriptor;
+	unsigned int i;
+
+	plan->made = true;
+	plan->nr = nr;
+	plan->names = xrealloc(plan->names, nr + 1, sizeof(*plan->names));
+	plan->kinds = xrealloc(plan->kinds, nr + 1, sizeof(*plan->kinds));
+	plan->in = xrealloc(plan->in, nr + 1, sizeof(*plan->in));
+	for (i = 0; i < nr; i++) {
+		plan->names[i] = f[i].name;
+		plan->kinds[i] = f[i].kind;
+	}
+	plan->names[nr] = e->name;
+	plan->kind = PLAN_OTHER;
+	if (!strcmp(e->name, "sched_switch")) {
+		plan->kind = PLAN_SWITCH;
+		plan->at[SW_PREV_COMM] = field_index(f, nr, "prev_comm");
+		plan->at[SW_NEXT_COMM] = field_index(f, nr, "next_comm");
+		plan->at[SW_PREV_PID] = field_index(f, nr, "prev_pid");
+		plan->at[SW_PREV_PRIO] = field_index(f, nr, "prev_prio");
+		plan->at[SW_PREV_STATE] = field_index(f, nr, "prev_state");
+		plan->at[SW_NEXT_PID] = field_index(f, nr, "next_pid");
+		plan->at[SW_NEXT_PRIO] = field_index(f, nr, "next_prio");
+	} else if (!strcmp(e->name, "sched_waking")) {
+		plan->kind = PLAN_WAKING;
+		plan->at[WK_COMM] = field_index(f, nr, "comm");
+		plan->at[WK_SUCCESS] = field_index(f, nr, "success");
+		plan->at[WK_PID] = field_index(f, nr, "pid");
+		plan->at[WK_PRIO] = field_index(f, nr, "prio");
+		plan->at[WK_TARGET_CPU] = field_index(f, nr, "target_cpu");
+	}
+	plan->described = -1;
+	plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, e->name);
+	if (resolve_typed(plan->fd, f, nr, plan->in))
+		return;
+	plan->fd = NULL;
+	for (i = 0; i < ARRAY_SIZE(described); i++) {
+		if (strcmp(e->name, described[i].event))
+			continue;
+		plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, described[i].field);
+		if (resolve_typed(plan->fd, f, nr, plan->in))
+			plan->described = i;
+		else
+			plan->fd = NULL;
+		return;
+	}
+}
+
+/* Whether @plan was made for @e's name and fields @f. */
+static bool plan_fits(const struct event_plan *plan, const struct sink_event *e,
+		      const struct sink_field *f, unsigned int nr)
+{
+	unsigned int i;
+
+	if (!plan->made || plan->nr != nr || plan->names[nr] != e->name)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (plan->names[i] != f[i].name || plan->kinds[i] != f[i].kind)
+			return false;
+	return true;
+}
+
+/* The plan of @e's format, made the first time; a scratch one when it does not fit. */
+static const struct event_plan *event_plan(struct pf_sink *p, const struct sink_event *e,
+					   const struct sink_field *f, unsigned int nr)
+{
+	struct machine *m = &p->machines[e->machine];
+	struct event_plan *plan = &p->scratch;
+
+	if (e->event_id >= 0) {
+		if (e->event_id >= m->nr_plans) {
+			m->plans = xrealloc(m->plans, e->event_id + 1, sizeof(*m->plans));
+			memset(m->plans + m->nr_plans, 0,
+			       (e->event_id + 1 - m->nr_plans) * sizeof(*m->plans));
+			m->nr_plans = e->event_id + 1;
+		}
+		plan = &m->plans[e->event_id];
+		if (plan_fits(plan, e, f, nr))
+			return plan;
+		if (plan->made)
+			plan = &p->scratch;
+	}
+	make_plan(plan, e, f, nr);
+	return plan;
+}
+
+static void free_plan(struct event_plan *plan)
+{
+	free(plan->names);
+	free(plan->kinds);
+	free(plan->in);
+}
+
+/* @e as the typed message of @plan in @fe, built in @msg. */
+static void typed_event(const struct event_plan *plan, const struct sink_field *f,
+			unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg, unsigned int *used)
+{
+	const ProtobufCFieldDescriptor *fd = plan->fd;
+	unsigned int i;
+
+	protobuf_c_message_init(fd->descriptor, msg);
+	for (i = 0; i < nr; i++)
+		set_field(msg, plan->in[i], &f[i]);
+	*(uint32_t *)((char *)fe + fd->quantifier_offset) = fd->id;
+	*(ProtobufCMessage **)((char *)fe + fd->offset) = msg;
+	if (plan->described >= 0)
+		*used |= 1u << plan->described;
+}
+
+static const struct sink_field *plan_field(const struct event_plan *plan,
+					   const struct sink_field *f, int which)
+{
+	return plan->at[which] < 0 ? NULL : &f[plan->at[which]];
 }
 
 /* A number field's value; false when @f is absent or a string. */
@@ -872,20 +1014,21 @@ static void compact_put(struct bundle *b, int array, uint64_t v)
  * on the CPU either way; a switch back in time leaves that unknown.
  */
 static bool compact_switch(struct bundle *b, const struct sink_event *e,
-			   const struct sink_field *f, unsigned int nr, uint64_t ts)
+			   const struct event_plan *plan, const struct sink_field *f,
+			   unsigned int nr, uint64_t ts)
 {
-	const struct sink_field *prev_comm = field_named(f, nr, "prev_comm");
-	const struct sink_field *next_comm = field_named(f, nr, "next_comm");
+	const struct sink_field *prev_comm = plan_field(plan, f, SW_PREV_COMM);
+	const struct sink_field *next_comm = plan_field(plan, f, SW_NEXT_COMM);
 	int64_t prev_pid, prev_prio, prev_state, next_pid, next_prio;
 	bool fits;
 	int comm;
 
 	if (nr != 7 || !comm_field(prev_comm) || !comm_field(next_comm) ||
-	    !number(field_named(f, nr, "prev_pid"), &prev_pid) ||
-	    !number(field_named(f, nr, "prev_prio"), &prev_prio) ||
-	    !number(field_named(f, nr, "prev_state"), &prev_state) ||
-	    !number(field_named(f, nr, "next_pid"), &next_pid) ||
-	    !number(field_named(f, nr, "next_prio"), &next_prio)) {
+	    !number(plan_field(plan, f, SW_PREV_PID), &prev_pid) ||
+	    !number(plan_field(plan, f, SW_PREV_PRIO), &prev_prio) ||
+	    !number(plan_field(plan, f, SW_PREV_STATE), &prev_state) ||
+	    !number(plan_field(plan, f, SW_NEXT_PID), &next_pid) ||
+	    !number(plan_field(plan, f, SW_NEXT_PRIO), &next_prio)) {
 		b->running_known = false;
 		return false;
 	}
@@ -919,17 +1062,18 @@ static bool compact_switch(struct bundle *b, const struct sink_event *e,
  * comm, pid, prio and target_cpu (and success, when 1).
  */
 static bool compact_waking(struct bundle *b, const struct sink_event *e,
-			   const struct sink_field *f, unsigned int nr, uint64_t ts)
+			   const struct event_plan *plan, const struct sink_field *f,
+			   unsigned int nr, uint64_t ts)
 {
-	const struct sink_field *comm_f = field_named(f, nr, "comm");
-	const struct sink_field *success = field_named(f, nr, "success");
+	const struct sink_field *comm_f = plan_field(plan, f, WK_COMM);
+	const struct sink_field *success = plan_field(plan, f, WK_SUCCESS);
 	int64_t pid, prio, target_cpu, ok = 1;
 	int comm;
 
 	if (nr != 4u + !!success || !comm_field(comm_f) ||
-	    !number(field_named(f, nr, "pid"), &pid) ||
-	    !number(field_named(f, nr, "prio"), &prio) ||
-	    !number(field_named(f, nr, "target_cpu"), &target_cpu) ||
+	    !number(plan_field(plan, f, WK_PID), &pid) ||
+	    !number(plan_field(plan, f, WK_PRIO), &prio) ||
+	    !number(plan_field(plan, f, WK_TARGET_CPU), &target_cpu) ||
 	    (success && (!number(success, &ok) || ok != 1)) ||
 	    !b->running_known || ts <= b->max_ts || e->pid != b->running_pid)
 		return false;
@@ -993,6 +1137,7 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 	union { ProtobufCMessage base; uint64_t words[TYPED_MAX / 8]; } typed;
 	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
 	struct bundle *b = cpu_bundle(p, e->machine, e->cpu);
+	const struct event_plan *plan;
 	const struct sink_field *f;
 	unsigned int nr;
 	size_t len;
@@ -1000,13 +1145,16 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 	if (b->nr && ts < b->last_ts)
 		flush_bundle(p, e->machine, e->cpu);
 	f = sink_event_fields(e, &nr);
-	if (!strcmp(e->name, "sched_switch") && compact_switch(b, e, f, nr, ts))
+	plan = event_plan(p, e, f, nr);
+	if (plan->kind == PLAN_SWITCH && compact_switch(b, e, plan, f, nr, ts))
 		goto added;
-	if (!strcmp(e->name, "sched_waking") && compact_waking(b, e, f, nr, ts))
+	if (plan->kind == PLAN_WAKING && compact_waking(b, e, plan, f, nr, ts))
 		goto added;
 	PB_SET(fe, timestamp, ts);
 	PB_SET(fe, pid, e->pid);
-	if (!typed_event(e, f, nr, &fe, &typed.base, &b->described))
+	if (plan->fd)
+		typed_event(plan, f, nr, &fe, &typed.base, &b->described);
+	else
 		generic_event(p, e, f, nr, &fe, &g);
 	len = protobuf_c_message_get_packed_size(&fe.base);
 	bytes_room(&b->events, 1 + VARINT_MAX + len);
@@ -1072,12 +1220,16 @@ static int perfetto_finish(void *priv)
 				free(b->compact[a].buf);
 		}
 		free(m->cpus);
+		for (i = 0; i < m->nr_plans; i++)
+			free_plan(&m->plans[i]);
+		free(m->plans);
 	}
 	free(p->machines);
 	free(p->vcpu_seqs);
 	free(p->tracks.keys);
 	free(p->generic);
 	free(p->generic_list);
+	free_plan(&p->scratch);
 	for (i = 0; i < (int)ARRAY_SIZE(described); i++)
 		free(p->descriptors[i].buf);
 	free(p->buf);
