@@ -58,6 +58,9 @@ typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 #define VARINT_MAX			10
 #define BUNDLE_EVENTS			1024	/* events a bundle holds at most */
 #define TYPED_MAX			256	/* bytes of a typed event message */
+#define PACKET_HEAD			(1 + VARINT_MAX)	/* a packet's tag and length */
+/* A packet of numbers only: each field at most a 3-byte tag and a 10-byte varint. */
+#define SMALL_PACKET			256
 
 /* Names interned on every sequence with these iids. */
 enum { ANNOTATION_VCPU = 1, ANNOTATION_OFFSET, ANNOTATION_MULT };
@@ -338,17 +341,48 @@ static void write_packet_head(struct pf_sink *p, size_t len)
 	fwrite(head, 1, 1 + put_varint(head + 1, len), p->o.f);
 }
 
+/* Room in p->buf for a packet of @len bytes after PACKET_HEAD, its tag's and length's. */
+static void packet_room(struct pf_sink *p, size_t len)
+{
+	if (PACKET_HEAD + len > p->alloc) {
+		p->alloc = (PACKET_HEAD + len) * 2;
+		p->buf = xrealloc(p->buf, p->alloc, 1);
+	}
+}
+
+/* The packet of @len bytes packed at p->buf + PACKET_HEAD, with its tag and length before. */
+static void emit_packet(struct pf_sink *p, size_t len)
+{
+	uint8_t *at = p->buf + PACKET_HEAD - 1 - varint_len(len);
+
+	at[0] = TRACE_PACKET_TAG;
+	put_varint(at + 1, len);
+	fwrite(at, 1, p->buf + PACKET_HEAD + len - at, p->o.f);
+}
+
 static void write_packet(struct pf_sink *p, Packet *pkt)
 {
 	size_t len = protobuf_c_message_get_packed_size(&pkt->base);
 
-	if (len > p->alloc) {
-		p->alloc = len * 2;
-		p->buf = xrealloc(p->buf, p->alloc, 1);
-	}
-	protobuf_c_message_pack(&pkt->base, p->buf);
-	write_packet_head(p, len);
-	fwrite(p->buf, 1, len, p->o.f);
+	packet_room(p, len);
+	protobuf_c_message_pack(&pkt->base, p->buf + PACKET_HEAD);
+	emit_packet(p, len);
+}
+
+/*
+ * A packet of numbers and at most one debug annotation, no strings (a
+ * slice's or a counter's): packed at once, its size bounded by
+ * SMALL_PACKET rather than counted first.
+ */
+static void write_small_packet(struct pf_sink *p, Packet *pkt)
+{
+	size_t len;
+
+	packet_room(p, 2 * SMALL_PACKET);
+	len = protobuf_c_message_pack(&pkt->base, p->buf + PACKET_HEAD);
+	if (len > SMALL_PACKET)
+		abort();
+	emit_packet(p, len);
 }
 
 /*
@@ -616,7 +650,10 @@ static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->o.tsc_khz));
 	PB_SET(*te, track_uuid, track);
 	pkt.track_event = te;
-	write_packet(p, &pkt);
+	if (pkt.interned_data)
+		write_packet(p, &pkt);
+	else
+		write_small_packet(p, &pkt);
 }
 
 /*
@@ -696,7 +733,7 @@ static void write_vcpu_slice(struct pf_sink *p, const struct sink_event *e, uint
 	if (track != vs->track)
 		PB_SET(*te, track_uuid, track);
 	pkt.track_event = te;
-	write_packet(p, &pkt);
+	write_small_packet(p, &pkt);
 }
 
 static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
@@ -1126,6 +1163,30 @@ static void generic_event(struct pf_sink *p, const struct sink_event *e,
 }
 
 /*
+ * At least the packed size of @e's FtraceEvent, counted from its strings:
+ * a number field is at most a 3-byte tag and a 10-byte varint, a string or
+ * message field a tag, a 5-byte length and its bytes.
+ */
+static size_t event_bound(const struct sink_event *e, const struct event_plan *plan,
+			  const struct sink_field *f, unsigned int nr)
+{
+	size_t bound = 64;		/* timestamp, pid, the event message's tag and length */
+	unsigned int i;
+
+	if (!plan->fd)			/* GenericFtraceEvent: its name, fields of a name and a value */
+		bound += 8 + strlen(e->name) + nr * 32;
+	else
+		bound += nr * 16;
+	for (i = 0; i < nr; i++) {
+		if (!plan->fd)
+			bound += strlen(f[i].name);
+		if (f[i].kind == SINK_FIELD_STR)
+			bound += strlen(f[i].str);
+	}
+	return bound;
+}
+
+/*
  * @e packed into its CPU's bundle. A bundle's times must not go back, as
  * Perfetto sorts a CPU's events by bundle: an event earlier than the last
  * (a guest event mapped before a host one) starts a new bundle.
@@ -1140,7 +1201,8 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 	const struct event_plan *plan;
 	const struct sink_field *f;
 	unsigned int nr;
-	size_t len;
+	size_t len, bound;
+	uint8_t *at;
 
 	if (b->nr && ts < b->last_ts)
 		flush_bundle(p, e->machine, e->cpu);
@@ -1156,12 +1218,21 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 		typed_event(plan, f, nr, &fe, &typed.base, &b->described);
 	else
 		generic_event(p, e, f, nr, &fe, &g);
-	len = protobuf_c_message_get_packed_size(&fe.base);
-	bytes_room(&b->events, 1 + VARINT_MAX + len);
-	b->events.buf[b->events.len++] = BUNDLE_EVENT_TAG;
-	bytes_varint(&b->events, len);
-	bytes_room(&b->events, len);
-	b->events.len += protobuf_c_message_pack(&fe.base, b->events.buf + b->events.len);
+	/*
+	 * Packed once, into room for its bound, after its tag and a length
+	 * of one byte, moved up when the length needs more.
+	 */
+	bound = event_bound(e, plan, f, nr);
+	at = bytes_room(&b->events, 2 + bound);
+	len = protobuf_c_message_pack(&fe.base, at + 2);
+	if (len > bound)
+		abort();
+	at[0] = BUNDLE_EVENT_TAG;
+	if (len >= 0x80) {
+		at = bytes_room(&b->events, 1 + VARINT_MAX + len);
+		memmove(at + 1 + varint_len(len), at + 2, len);
+	}
+	b->events.len += 1 + put_varint(at + 1, len) + len;
 added:
 	b->last_ts = ts;
 	if (ts > b->max_ts)
