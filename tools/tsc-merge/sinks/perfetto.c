@@ -163,6 +163,9 @@ struct event_plan {
 	const ProtobufCFieldDescriptor *fd;
 	const ProtobufCFieldDescriptor **in;
 	int described;			/* index in described[], -1: none */
+	/* FtraceEvent as protobuf-c packs it: its timestamp, pid and this event's message. */
+	ProtobufCMessageDescriptor packs;
+	ProtobufCFieldDescriptor *packs_fields;
 	enum plan_kind kind;
 	int at[PLAN_FIELDS];
 };
@@ -889,6 +892,29 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 }
 
 /*
+ * @d as protobuf-c packs a message of it whose only fields set are those
+ * numbered @ids (ascending), in @out with its fields in *@fields: the same
+ * bytes, without a look at each of its other fields (FtraceEvent has
+ * hundreds, TracePacket and TrackEvent dozens).
+ */
+static void packing_descriptor(ProtobufCMessageDescriptor *out, ProtobufCFieldDescriptor **fields,
+			       const ProtobufCMessageDescriptor *d, const unsigned int *ids,
+			       unsigned int n)
+{
+	unsigned int i;
+
+	*out = *d;
+	*fields = xrealloc(*fields, n, sizeof(**fields));
+	for (i = 0; i < n; i++)
+		(*fields)[i] = *protobuf_c_message_descriptor_get_field(d, ids[i]);
+	out->fields = *fields;
+	out->n_fields = n;
+	out->fields_sorted_by_name = NULL;
+	out->n_field_ranges = 0;
+	out->field_ranges = NULL;
+}
+
+/*
  * @plan for @e's format with fields @f: a typed message, Perfetto's own or
  * a self-described one, when one fits, else a generic event.
  */
@@ -896,7 +922,7 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		      const struct sink_field *f, unsigned int nr)
 {
 	const ProtobufCMessageDescriptor *d = &perfetto__protos__ftrace_event__descriptor;
-	unsigned int i;
+	unsigned int i, ids[3];
 
 	plan->made = true;
 	plan->nr = nr;
@@ -928,19 +954,23 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 	}
 	plan->described = -1;
 	plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, e->name);
-	if (resolve_typed(plan->fd, f, nr, plan->in))
-		return;
-	plan->fd = NULL;
-	for (i = 0; i < ARRAY_SIZE(described); i++) {
-		if (strcmp(e->name, described[i].event))
-			continue;
-		plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, described[i].field);
-		if (resolve_typed(plan->fd, f, nr, plan->in))
-			plan->described = i;
-		else
-			plan->fd = NULL;
-		return;
+	if (!resolve_typed(plan->fd, f, nr, plan->in)) {
+		plan->fd = NULL;
+		for (i = 0; i < ARRAY_SIZE(described); i++) {
+			if (strcmp(e->name, described[i].event))
+				continue;
+			plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, described[i].field);
+			if (resolve_typed(plan->fd, f, nr, plan->in))
+				plan->described = i;
+			else
+				plan->fd = NULL;
+			break;
+		}
 	}
+	ids[0] = protobuf_c_message_descriptor_get_field_by_name(d, "timestamp")->id;
+	ids[1] = protobuf_c_message_descriptor_get_field_by_name(d, "pid")->id;
+	ids[2] = plan->fd ? plan->fd->id : PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC;
+	packing_descriptor(&plan->packs, &plan->packs_fields, d, ids, ARRAY_SIZE(ids));
 }
 
 /* Whether @plan was made for @e's name and fields @f. */
@@ -986,6 +1016,7 @@ static void free_plan(struct event_plan *plan)
 	free(plan->names);
 	free(plan->kinds);
 	free(plan->in);
+	free(plan->packs_fields);
 }
 
 /* @e as the typed message of @plan in @fe, built in @msg. */
@@ -1218,6 +1249,7 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 		typed_event(plan, f, nr, &fe, &typed.base, &b->described);
 	else
 		generic_event(p, e, f, nr, &fe, &g);
+	fe.base.descriptor = &plan->packs;
 	/*
 	 * Packed once, into room for its bound, after its tag and a length
 	 * of one byte, moved up when the length needs more.
