@@ -192,6 +192,9 @@ struct pf_sink {
 	size_t alloc;
 	bool clock_said;
 	struct event_plan scratch;	/* a plan for an event its format's does not fit */
+	/* TracePacket and TrackEvent as protobuf-c packs a slice's or a counter's. */
+	ProtobufCMessageDescriptor small_packet, small_track_event;
+	ProtobufCFieldDescriptor *small_packet_fields, *small_track_event_fields;
 	struct bytes descriptors[ARRAY_SIZE(described)];	/* each a whole bundle field */
 };
 
@@ -316,6 +319,54 @@ static void describe(struct bytes *out, const struct described *d)
 	free(gd.buf);
 }
 
+/*
+ * @d as protobuf-c packs a message of it whose only fields set are those
+ * numbered @ids (ascending), in @out with its fields in *@fields: the same
+ * bytes, without a look at each of its other fields (FtraceEvent has
+ * hundreds, TracePacket and TrackEvent dozens).
+ */
+static void packing_descriptor(ProtobufCMessageDescriptor *out, ProtobufCFieldDescriptor **fields,
+			       const ProtobufCMessageDescriptor *d, const unsigned int *ids,
+			       unsigned int n)
+{
+	unsigned int i;
+
+	*out = *d;
+	*fields = xrealloc(*fields, n, sizeof(**fields));
+	for (i = 0; i < n; i++)
+		(*fields)[i] = *protobuf_c_message_descriptor_get_field(d, ids[i]);
+	out->fields = *fields;
+	out->n_fields = n;
+	out->fields_sorted_by_name = NULL;
+	out->n_field_ranges = 0;
+	out->field_ranges = NULL;
+}
+
+/* packing_descriptor() of the fields named @names (at most 8). */
+static void packing_descriptor_named(ProtobufCMessageDescriptor *out,
+				     ProtobufCFieldDescriptor **fields,
+				     const ProtobufCMessageDescriptor *d,
+				     const char *const *names, unsigned int n)
+{
+	unsigned int ids[8], i, j, id;
+
+	for (i = 0; i < n; i++) {
+		id = protobuf_c_message_descriptor_get_field_by_name(d, names[i])->id;
+		for (j = i; j > 0 && ids[j - 1] > id; j--)
+			ids[j] = ids[j - 1];
+		ids[j] = id;
+	}
+	packing_descriptor(out, fields, d, ids, n);
+}
+
+/* The fields a slice's or a counter's packet sets, and its TrackEvent's. */
+static const char *const small_packet_fields[] = {
+	"timestamp", "trusted_packet_sequence_id", "sequence_flags", "machine_id", "track_event",
+};
+static const char *const small_track_event_fields[] = {
+	"type", "name_iid", "track_uuid", "counter_value", "debug_annotations",
+};
+
 void *perfetto_sink_new(const struct sink_out *o)
 {
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
@@ -323,6 +374,12 @@ void *perfetto_sink_new(const struct sink_out *o)
 
 	for (i = 0; i < ARRAY_SIZE(described); i++)
 		describe(&p->descriptors[i], &described[i]);
+	packing_descriptor_named(&p->small_packet, &p->small_packet_fields,
+				 &perfetto__protos__trace_packet__descriptor, small_packet_fields,
+				 ARRAY_SIZE(small_packet_fields));
+	packing_descriptor_named(&p->small_track_event, &p->small_track_event_fields,
+				 &perfetto__protos__track_event__descriptor,
+				 small_track_event_fields, ARRAY_SIZE(small_track_event_fields));
 
 	p->o = *o;
 	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
@@ -375,12 +432,15 @@ static void write_packet(struct pf_sink *p, Packet *pkt)
 /*
  * A packet of numbers and at most one debug annotation, no strings (a
  * slice's or a counter's): packed at once, its size bounded by
- * SMALL_PACKET rather than counted first.
+ * SMALL_PACKET rather than counted first, through descriptors of only the
+ * fields such a packet and its TrackEvent set.
  */
 static void write_small_packet(struct pf_sink *p, Packet *pkt)
 {
 	size_t len;
 
+	pkt->base.descriptor = &p->small_packet;
+	pkt->track_event->base.descriptor = &p->small_track_event;
 	packet_room(p, 2 * SMALL_PACKET);
 	len = protobuf_c_message_pack(&pkt->base, p->buf + PACKET_HEAD);
 	if (len > SMALL_PACKET)
@@ -892,29 +952,6 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 }
 
 /*
- * @d as protobuf-c packs a message of it whose only fields set are those
- * numbered @ids (ascending), in @out with its fields in *@fields: the same
- * bytes, without a look at each of its other fields (FtraceEvent has
- * hundreds, TracePacket and TrackEvent dozens).
- */
-static void packing_descriptor(ProtobufCMessageDescriptor *out, ProtobufCFieldDescriptor **fields,
-			       const ProtobufCMessageDescriptor *d, const unsigned int *ids,
-			       unsigned int n)
-{
-	unsigned int i;
-
-	*out = *d;
-	*fields = xrealloc(*fields, n, sizeof(**fields));
-	for (i = 0; i < n; i++)
-		(*fields)[i] = *protobuf_c_message_descriptor_get_field(d, ids[i]);
-	out->fields = *fields;
-	out->n_fields = n;
-	out->fields_sorted_by_name = NULL;
-	out->n_field_ranges = 0;
-	out->field_ranges = NULL;
-}
-
-/*
  * @plan for @e's format with fields @f: a typed message, Perfetto's own or
  * a self-described one, when one fits, else a generic event.
  */
@@ -1333,6 +1370,8 @@ static int perfetto_finish(void *priv)
 	free(p->generic);
 	free(p->generic_list);
 	free_plan(&p->scratch);
+	free(p->small_packet_fields);
+	free(p->small_track_event_fields);
 	for (i = 0; i < (int)ARRAY_SIZE(described); i++)
 		free(p->descriptors[i].buf);
 	free(p->buf);
