@@ -166,6 +166,8 @@ struct event_plan {
 	/* FtraceEvent as protobuf-c packs it: its timestamp, pid and this event's message. */
 	ProtobufCMessageDescriptor packs;
 	ProtobufCFieldDescriptor *packs_fields;
+	size_t bound;			/* of its FtraceEvent's packed size, but for its strings' bytes */
+	bool strings;			/* a field is a string */
 	enum plan_kind kind;
 	int at[PLAN_FIELDS];
 };
@@ -645,6 +647,8 @@ static void guest_track(struct pf_sink *p, unsigned int machine)
 	write_descriptor(p, machine, &td);
 }
 
+static void write_task_name(struct pf_sink *p, const struct sink_event *e);
+
 /*
  * Names @e's task on its machine the first time it runs, with the name its
  * trace saved, as Perfetto names no thread from an event's pid alone. The
@@ -652,14 +656,20 @@ static void guest_track(struct pf_sink *p, unsigned int machine)
  */
 static void name_task(struct pf_sink *p, const struct sink_event *e)
 {
+	if (!e->pid || !e->comm || !strcmp(e->comm, "<...>") ||
+	    !track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
+		return;
+	write_task_name(p, e);
+}
+
+/* The packet that names @e's task: apart, so that an event whose task is named pays nothing for it. */
+static void write_task_name(struct pf_sink *p, const struct sink_event *e)
+{
 	Perfetto__Protos__ProcessTree__Thread th = PERFETTO__PROTOS__PROCESS_TREE__THREAD__INIT;
 	Perfetto__Protos__ProcessTree__Thread *threads[] = { &th };
 	Perfetto__Protos__ProcessTree tree = PERFETTO__PROTOS__PROCESS_TREE__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 
-	if (!e->pid || !e->comm || !strcmp(e->comm, "<...>") ||
-	    !track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
-		return;
 	PB_SET(th, tid, e->pid);
 	th.name = (char *)e->comm;
 	/* Only the host's tasks have a known process. */
@@ -675,7 +685,7 @@ static void name_task(struct pf_sink *p, const struct sink_event *e)
 }
 
 /*
- * The clock of the trace's times, said once. Perfetto reads ftrace and
+ * The clock of the trace's times, said once, at the first event. Perfetto reads ftrace and
  * track event times as BOOTTIME unless told otherwise; the times here are
  * the host's TSC in ns, which is what BOOTTIME stands for in this trace:
  * there is no other clock to tie them to (the host trace's clock is
@@ -688,8 +698,6 @@ static void say_clock(struct pf_sink *p, uint64_t ts)
 	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 
-	if (p->clock_said)
-		return;
 	p->clock_said = true;
 	PB_SET(boottime, clock_id, PERFETTO__PROTOS__BUILTIN_CLOCK__BUILTIN_CLOCK_BOOTTIME);
 	PB_SET(boottime, timestamp, ts);
@@ -952,6 +960,30 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 }
 
 /*
+ * A bound of the packed size of an FtraceEvent of @plan but for its
+ * strings' bytes: a number field is at most a 3-byte tag and a 10-byte
+ * varint, a string or message field a tag, a 5-byte length and its bytes.
+ */
+static void plan_bound(struct event_plan *plan, const struct sink_event *e,
+		       const struct sink_field *f, unsigned int nr)
+{
+	unsigned int i;
+
+	plan->bound = 64;		/* timestamp, pid, the event message's tag and length */
+	if (!plan->fd)			/* GenericFtraceEvent: its name, fields of a name and a value */
+		plan->bound += 8 + strlen(e->name) + nr * 32;
+	else
+		plan->bound += nr * 16;
+	plan->strings = false;
+	for (i = 0; i < nr; i++) {
+		if (!plan->fd)
+			plan->bound += strlen(f[i].name);
+		if (f[i].kind == SINK_FIELD_STR)
+			plan->strings = true;
+	}
+}
+
+/*
  * @plan for @e's format with fields @f: a typed message, Perfetto's own or
  * a self-described one, when one fits, else a generic event.
  */
@@ -1004,6 +1036,7 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 			break;
 		}
 	}
+	plan_bound(plan, e, f, nr);
 	ids[0] = protobuf_c_message_descriptor_get_field_by_name(d, "timestamp")->id;
 	ids[1] = protobuf_c_message_descriptor_get_field_by_name(d, "pid")->id;
 	ids[2] = plan->fd ? plan->fd->id : PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC;
@@ -1230,27 +1263,17 @@ static void generic_event(struct pf_sink *p, const struct sink_event *e,
 	fe->generic = g;
 }
 
-/*
- * At least the packed size of @e's FtraceEvent, counted from its strings:
- * a number field is at most a 3-byte tag and a 10-byte varint, a string or
- * message field a tag, a 5-byte length and its bytes.
- */
-static size_t event_bound(const struct sink_event *e, const struct event_plan *plan,
-			  const struct sink_field *f, unsigned int nr)
+/* At least the packed size of @e's FtraceEvent: plan_bound()'s and its strings'. */
+static size_t event_bound(const struct event_plan *plan, const struct sink_field *f,
+			  unsigned int nr)
 {
-	size_t bound = 64;		/* timestamp, pid, the event message's tag and length */
+	size_t bound = plan->bound;
 	unsigned int i;
 
-	if (!plan->fd)			/* GenericFtraceEvent: its name, fields of a name and a value */
-		bound += 8 + strlen(e->name) + nr * 32;
-	else
-		bound += nr * 16;
-	for (i = 0; i < nr; i++) {
-		if (!plan->fd)
-			bound += strlen(f[i].name);
-		if (f[i].kind == SINK_FIELD_STR)
-			bound += strlen(f[i].str);
-	}
+	if (plan->strings)
+		for (i = 0; i < nr; i++)
+			if (f[i].kind == SINK_FIELD_STR)
+				bound += strlen(f[i].str);
 	return bound;
 }
 
@@ -1291,7 +1314,7 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 	 * Packed once, into room for its bound, after its tag and a length
 	 * of one byte, moved up when the length needs more.
 	 */
-	bound = event_bound(e, plan, f, nr);
+	bound = event_bound(plan, f, nr);
 	at = bytes_room(&b->events, 2 + bound);
 	len = protobuf_c_message_pack(&fe.base, at + 2);
 	if (len > bound)
@@ -1333,7 +1356,8 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 {
 	struct pf_sink *p = priv;
 
-	say_clock(p, tsc_to_ns(e->host_ts, p->o.tsc_khz));
+	if (!p->clock_said)
+		say_clock(p, tsc_to_ns(e->host_ts, p->o.tsc_khz));
 	if (e->machine)
 		guest_track(p, e->machine);
 	else
