@@ -13,10 +13,15 @@
  * (TracePacket.machine_id): a guest's CPUs are its vCPUs. Events go into
  * FtraceEventBundles, one per machine and CPU, each written when it holds
  * BUNDLE_EVENTS events, so that memory holds a bundle per CPU, not the
- * trace. The messages come from proto/perfetto_trace.proto through
- * protobuf-c; an event is a typed message when that message has a field
- * of the same name and kind for each field of the event's format, else a
- * GenericFtraceEvent. x86's kvm_entry and kvm_exit are self-described
+ * trace. The messages are those of proto/perfetto_trace.proto. A packet
+ * written once per track, task or sequence is packed by protobuf-c; what
+ * is written for every event (its FtraceEvent, a slice's packet) is put
+ * in the wire format here, as Perfetto's own protozero does, with the
+ * field numbers of protobuf-c's descriptors or the tags below: protobuf-c
+ * packs a message by walking its descriptor field by field, several
+ * times the cost of the merge itself. An event is a typed message when
+ * that message has a field of the same name and kind for each field of
+ * the event's format, else a GenericFtraceEvent. x86's kvm_entry and kvm_exit are self-described
  * messages (Perfetto v50+): FtraceEvent fields 65536 and up, which each
  * bundle holding one describes (FtraceEventBundle.generic_event_descriptors).
  *
@@ -57,10 +62,23 @@ typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 #define COMM_MAX			64	/* a comm compared, with its NUL */
 #define VARINT_MAX			10
 #define BUNDLE_EVENTS			1024	/* events a bundle holds at most */
-#define TYPED_MAX			256	/* bytes of a typed event message */
 #define PACKET_HEAD			(1 + VARINT_MAX)	/* a packet's tag and length */
-/* A packet of numbers only: each field at most a 3-byte tag and a 10-byte varint. */
-#define SMALL_PACKET			256
+#define FTRACE_TIMESTAMP_TAG		0x08	/* FtraceEvent.timestamp = 1 */
+#define FTRACE_PID_TAG			0x10	/* FtraceEvent.pid = 2 */
+/* GenericFtraceEvent { event_name = 1, field = 2 { name = 1, str/int/uint_value = 3/4/5 } } */
+enum { GENERIC_NAME = 1, GENERIC_FIELD = 2, GENERIC_STR = 3, GENERIC_INT = 4, GENERIC_UINT = 5 };
+/* A slice's packet: TracePacket and TrackEvent fields, a DebugAnnotation's. */
+#define PACKET_TIMESTAMP_TAG		(8 << 3)
+#define PACKET_SEQUENCE_TAG		(10 << 3)
+#define PACKET_TRACK_EVENT_TAG		(11 << 3 | 2)
+#define PACKET_FLAGS_TAG		(13 << 3)
+#define TRACK_EVENT_ANNOTATION_TAG	(4 << 3 | 2)
+#define TRACK_EVENT_TYPE_TAG		(9 << 3)
+#define TRACK_EVENT_NAME_TAG		(10 << 3)
+#define TRACK_EVENT_TRACK_TAG		(11 << 3)
+#define ANNOTATION_NAME_TAG		(1 << 3)
+#define ANNOTATION_UINT_TAG		(3 << 3)
+#define SLICE_PACKET_MAX		64	/* a slice's TrackEvent: four numbers and an annotation */
 
 /* Names interned on every sequence with these iids. */
 enum { ANNOTATION_VCPU = 1, ANNOTATION_OFFSET, ANNOTATION_MULT };
@@ -131,6 +149,10 @@ struct bundle {
 	bool running_known;
 	int running_pid, running_prio;
 	char running_comm[COMM_MAX];
+	/* The CPU's last task: named already, and its host thread's track. */
+	int named_pid;
+	int thread_pid;
+	uint64_t thread_track;
 };
 
 /* A vCPU's slice sequence: the track its defaults name, its clock's last time. */
@@ -151,9 +173,10 @@ enum plan_kind { PLAN_OTHER, PLAN_SWITCH, PLAN_WAKING };
 /*
  * How an event of one format becomes an FtraceEvent, looked up by name
  * once: its fields' names and kinds as the plan was made for them, the
- * typed message's field in FtraceEvent (NULL: a generic event) and each
- * field's place in it, and where compact_switch's or compact_waking's
- * fields are (-1: absent).
+ * typed message's field in FtraceEvent (NULL: a generic event), each
+ * field's place in it and the fields in the order of their numbers there
+ * (as protobuf-c would pack them), and where compact_switch's or
+ * compact_waking's fields are (-1: absent).
  */
 struct event_plan {
 	bool made;
@@ -162,12 +185,8 @@ struct event_plan {
 	enum sink_field_kind *kinds;
 	const ProtobufCFieldDescriptor *fd;
 	const ProtobufCFieldDescriptor **in;
+	unsigned int *order;
 	int described;			/* index in described[], -1: none */
-	/* FtraceEvent as protobuf-c packs it: its timestamp, pid and this event's message. */
-	ProtobufCMessageDescriptor packs;
-	ProtobufCFieldDescriptor *packs_fields;
-	size_t bound;			/* of its FtraceEvent's packed size, but for its strings' bytes */
-	bool strings;			/* a field is a string */
 	enum plan_kind kind;
 	int at[PLAN_FIELDS];
 };
@@ -187,16 +206,11 @@ struct pf_sink {
 	struct machine *machines;
 	struct vcpu_seq *vcpu_seqs;	/* per desc->vcpus */
 	struct track_set tracks;
-	GenericField *generic;		/* an event's generic fields */
-	GenericField **generic_list;
-	unsigned int generic_alloc;
+	struct bytes msg;		/* an event's message, before its FtraceEvent */
 	uint8_t *buf;
 	size_t alloc;
 	bool clock_said;
 	struct event_plan scratch;	/* a plan for an event its format's does not fit */
-	/* TracePacket and TrackEvent as protobuf-c packs a slice's or a counter's. */
-	ProtobufCMessageDescriptor small_packet, small_track_event;
-	ProtobufCFieldDescriptor *small_packet_fields, *small_track_event_fields;
 	struct bytes descriptors[ARRAY_SIZE(described)];	/* each a whole bundle field */
 };
 
@@ -230,9 +244,11 @@ static size_t put_varint(uint8_t *out, uint64_t v)
 
 static size_t varint_len(uint64_t v)
 {
-	uint8_t scratch[VARINT_MAX];
+	size_t n = 1;
 
-	return put_varint(scratch, v);
+	for (; v >= 0x80; v >>= 7)
+		n++;
+	return n;
 }
 
 static uint8_t *bytes_room(struct bytes *b, size_t n)
@@ -321,54 +337,6 @@ static void describe(struct bytes *out, const struct described *d)
 	free(gd.buf);
 }
 
-/*
- * @d as protobuf-c packs a message of it whose only fields set are those
- * numbered @ids (ascending), in @out with its fields in *@fields: the same
- * bytes, without a look at each of its other fields (FtraceEvent has
- * hundreds, TracePacket and TrackEvent dozens).
- */
-static void packing_descriptor(ProtobufCMessageDescriptor *out, ProtobufCFieldDescriptor **fields,
-			       const ProtobufCMessageDescriptor *d, const unsigned int *ids,
-			       unsigned int n)
-{
-	unsigned int i;
-
-	*out = *d;
-	*fields = xrealloc(*fields, n, sizeof(**fields));
-	for (i = 0; i < n; i++)
-		(*fields)[i] = *protobuf_c_message_descriptor_get_field(d, ids[i]);
-	out->fields = *fields;
-	out->n_fields = n;
-	out->fields_sorted_by_name = NULL;
-	out->n_field_ranges = 0;
-	out->field_ranges = NULL;
-}
-
-/* packing_descriptor() of the fields named @names (at most 8). */
-static void packing_descriptor_named(ProtobufCMessageDescriptor *out,
-				     ProtobufCFieldDescriptor **fields,
-				     const ProtobufCMessageDescriptor *d,
-				     const char *const *names, unsigned int n)
-{
-	unsigned int ids[8], i, j, id;
-
-	for (i = 0; i < n; i++) {
-		id = protobuf_c_message_descriptor_get_field_by_name(d, names[i])->id;
-		for (j = i; j > 0 && ids[j - 1] > id; j--)
-			ids[j] = ids[j - 1];
-		ids[j] = id;
-	}
-	packing_descriptor(out, fields, d, ids, n);
-}
-
-/* The fields a slice's or a counter's packet sets, and its TrackEvent's. */
-static const char *const small_packet_fields[] = {
-	"timestamp", "trusted_packet_sequence_id", "sequence_flags", "machine_id", "track_event",
-};
-static const char *const small_track_event_fields[] = {
-	"type", "name_iid", "track_uuid", "counter_value", "debug_annotations",
-};
-
 void *perfetto_sink_new(const struct sink_out *o)
 {
 	struct pf_sink *p = xcalloc(1, sizeof(*p));
@@ -376,12 +344,6 @@ void *perfetto_sink_new(const struct sink_out *o)
 
 	for (i = 0; i < ARRAY_SIZE(described); i++)
 		describe(&p->descriptors[i], &described[i]);
-	packing_descriptor_named(&p->small_packet, &p->small_packet_fields,
-				 &perfetto__protos__trace_packet__descriptor, small_packet_fields,
-				 ARRAY_SIZE(small_packet_fields));
-	packing_descriptor_named(&p->small_track_event, &p->small_track_event_fields,
-				 &perfetto__protos__track_event__descriptor,
-				 small_track_event_fields, ARRAY_SIZE(small_track_event_fields));
 
 	p->o = *o;
 	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
@@ -428,25 +390,6 @@ static void write_packet(struct pf_sink *p, Packet *pkt)
 
 	packet_room(p, len);
 	protobuf_c_message_pack(&pkt->base, p->buf + PACKET_HEAD);
-	emit_packet(p, len);
-}
-
-/*
- * A packet of numbers and at most one debug annotation, no strings (a
- * slice's or a counter's): packed at once, its size bounded by
- * SMALL_PACKET rather than counted first, through descriptors of only the
- * fields such a packet and its TrackEvent set.
- */
-static void write_small_packet(struct pf_sink *p, Packet *pkt)
-{
-	size_t len;
-
-	pkt->base.descriptor = &p->small_packet;
-	pkt->track_event->base.descriptor = &p->small_track_event;
-	packet_room(p, 2 * SMALL_PACKET);
-	len = protobuf_c_message_pack(&pkt->base, p->buf + PACKET_HEAD);
-	if (len > SMALL_PACKET)
-		abort();
 	emit_packet(p, len);
 }
 
@@ -620,20 +563,25 @@ static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
 	return td.uuid;
 }
 
-static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e)
+/* The track of @e's host thread; @b, its CPU's bundle, remembers the last. */
+static uint64_t host_thread_track(struct pf_sink *p, const struct sink_event *e,
+				  struct bundle *b)
 {
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
 	TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 
+	if (b->thread_track && b->thread_pid == e->pid)
+		return b->thread_track;
+	b->thread_pid = e->pid;
 	if (!new_track(p, track_key(TRACK_HOST_THREAD, 0, (uint32_t)e->pid), &td))
-		return td.uuid;
+		return b->thread_track = td.uuid;
 	PB_SET(td, parent_uuid, host_process_track(p, e->tgid, e->process_comm));
 	PB_SET(thd, pid, e->tgid);
 	PB_SET(thd, tid, e->pid);
 	thd.thread_name = (char *)e->comm;
 	td.thread = &thd;
 	write_descriptor(p, 0, &td);
-	return td.uuid;
+	return b->thread_track = td.uuid;
 }
 
 /* A guest's name, "VM a (qemu pid 1000.1)", as a track on its machine. */
@@ -652,14 +600,16 @@ static void write_task_name(struct pf_sink *p, const struct sink_event *e);
 /*
  * Names @e's task on its machine the first time it runs, with the name its
  * trace saved, as Perfetto names no thread from an event's pid alone. The
- * idle task and tasks the trace has no name for stay unnamed.
+ * idle task and tasks the trace has no name for stay unnamed. @b, the
+ * bundle of @e's CPU, remembers the last task looked up.
  */
-static void name_task(struct pf_sink *p, const struct sink_event *e)
+static void name_task(struct pf_sink *p, const struct sink_event *e, struct bundle *b)
 {
-	if (!e->pid || !e->comm || !strcmp(e->comm, "<...>") ||
-	    !track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
+	if (!e->pid || e->pid == b->named_pid || !e->comm || !strcmp(e->comm, "<...>"))
 		return;
-	write_task_name(p, e);
+	b->named_pid = e->pid;
+	if (track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
+		write_task_name(p, e);
 }
 
 /* The packet that names @e's task: apart, so that an event whose task is named pays nothing for it. */
@@ -721,10 +671,7 @@ static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t 
 	PB_SET(pkt, timestamp, (uint64_t)tsc_to_ns(e->host_ts, p->o.tsc_khz));
 	PB_SET(*te, track_uuid, track);
 	pkt.track_event = te;
-	if (pkt.interned_data)
-		write_packet(p, &pkt);
-	else
-		write_small_packet(p, &pkt);
+	write_packet(p, &pkt);
 }
 
 /*
@@ -779,52 +726,67 @@ static void start_vcpu_sequence(struct pf_sink *p, struct vcpu_seq *vs, uint32_t
 	vs->ts = ts;
 }
 
+/* A varint field of tag @tag at @at; returns its end. */
+static uint8_t *put_varint_field(uint8_t *at, uint32_t tag, uint64_t v)
+{
+	at += put_varint(at, tag);
+	return at + put_varint(at, v);
+}
+
+/*
+ * A slice's TrackEvent at @at: a begin names the slice and its vCPU, an
+ * end nothing; the track only when it is not the sequence's default.
+ * Returns its end.
+ */
+static uint8_t *put_slice(uint8_t *at, const struct sink_event *e, bool begin,
+			  const uint64_t *track)
+{
+	uint8_t annotation[2 * (1 + VARINT_MAX)];
+	size_t n;
+
+	if (begin) {
+		n = put_varint_field(annotation, ANNOTATION_NAME_TAG, ANNOTATION_VCPU) - annotation;
+		n = put_varint_field(annotation + n, ANNOTATION_UINT_TAG, e->vcpu->id) - annotation;
+		at = put_varint_field(at, TRACK_EVENT_ANNOTATION_TAG, n);
+		at = (uint8_t *)memcpy(at, annotation, n) + n;
+	}
+	at = put_varint_field(at, TRACK_EVENT_TYPE_TAG,
+			      begin ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN :
+				      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
+	if (begin)
+		at = put_varint_field(at, TRACK_EVENT_NAME_TAG, NAME_IN_GUEST);
+	if (track)
+		at = put_varint_field(at, TRACK_EVENT_TRACK_TAG, *track);
+	return at;
+}
+
 /*
  * A slice on its vCPU's sequence: its time a delta, its track the
  * default unless the vCPU's thread changed. A time before the sequence's
  * last (never in host-time order) restarts its clock.
  */
-static void write_vcpu_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
-			     TrackEvent *te)
+static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t ts,
+			uint64_t track, bool begin)
 {
 	size_t idx = e->vcpu - p->o.desc->vcpus;
 	struct vcpu_seq *vs = &p->vcpu_seqs[idx];
 	uint32_t seq = sequence_id(p->o.desc->nr_guests + 1 + idx);
-	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
-	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	uint8_t slice[SLICE_PACKET_MAX], *at, *end;
 
 	if (!vs->started)
 		start_vcpu_sequence(p, vs, seq, ts, track);
 	else if (ts < vs->ts)
 		snapshot_incremental(p, seq, vs->ts = ts);
-	PB_SET(pkt, trusted_packet_sequence_id, seq);
-	PB_SET(pkt, sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
-	PB_SET(pkt, timestamp, ts - vs->ts);
+	end = put_slice(slice, e, begin, track != vs->track ? &track : NULL);
+	packet_room(p, 2 * SLICE_PACKET_MAX);	/* the slice and three numbers */
+	at = p->buf + PACKET_HEAD;
+	at = put_varint_field(at, PACKET_TIMESTAMP_TAG, ts - vs->ts);
+	at = put_varint_field(at, PACKET_SEQUENCE_TAG, seq);
+	at = put_varint_field(at, PACKET_TRACK_EVENT_TAG, end - slice);
+	at = (uint8_t *)memcpy(at, slice, end - slice) + (end - slice);
+	at = put_varint_field(at, PACKET_FLAGS_TAG, SEQ_NEEDS_INCREMENTAL_STATE);
 	vs->ts = ts;
-	if (track != vs->track)
-		PB_SET(*te, track_uuid, track);
-	pkt.track_event = te;
-	write_small_packet(p, &pkt);
-}
-
-static void write_slice(struct pf_sink *p, const struct sink_event *e, uint64_t track,
-			bool begin)
-{
-	Perfetto__Protos__DebugAnnotation vcpu = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
-	Perfetto__Protos__DebugAnnotation *args[] = { &vcpu };
-	TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-
-	if (begin) {
-		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN);
-		PB_SET(te, name_iid, NAME_IN_GUEST);
-		PB_SET(vcpu, name_iid, ANNOTATION_VCPU);
-		PB_SET(vcpu, uint_value, e->vcpu->id);
-		te.n_debug_annotations = 1;
-		te.debug_annotations = args;
-	} else {
-		PB_SET(te, type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
-	}
-	write_vcpu_slice(p, e, track, &te);
+	emit_packet(p, at - (p->buf + PACKET_HEAD));
 }
 
 /* A counter track of a vCPU, under its VMM process: "vCPU n TSC offset". */
@@ -876,37 +838,27 @@ static void write_counter(struct pf_sink *p, const struct sink_event *e,
 	write_event(p, e, track, &te);
 }
 
-/* Sets @fd of @msg to @f; false when their kinds differ. */
-static bool set_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *fd,
-		      const struct sink_field *f)
+/* A number of @fd's type after its tag, at @at, as protobuf encodes it; returns its end. */
+static uint8_t *put_number(uint8_t *at, const ProtobufCFieldDescriptor *fd, uint64_t v)
 {
-	void *at = (char *)msg + fd->offset;
-	int64_t v = f->kind == SINK_FIELD_INT ? f->i : (int64_t)f->u;
+	unsigned int i;
 
-	if ((fd->type == PROTOBUF_C_TYPE_STRING) != (f->kind == SINK_FIELD_STR))
-		return false;
 	switch (fd->type) {
-	case PROTOBUF_C_TYPE_STRING:
-		*(const char **)at = f->str;
-		return true;
-	case PROTOBUF_C_TYPE_INT32:
-		*(int32_t *)at = v;
+	case PROTOBUF_C_TYPE_FIXED64:
+		at += put_varint(at, fd->id << 3 | 1);
+		for (i = 0; i < 8; i++)
+			*at++ = v >> 8 * i;
+		return at;
+	case PROTOBUF_C_TYPE_INT32:	/* a negative one sign-extended to 64 bits */
+		v = (int64_t)(int32_t)v;
 		break;
 	case PROTOBUF_C_TYPE_UINT32:
-		*(uint32_t *)at = v;
-		break;
-	case PROTOBUF_C_TYPE_INT64:
-		*(int64_t *)at = v;
-		break;
-	case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		*(uint64_t *)at = v;
+		v = (uint32_t)v;
 		break;
 	default:
-		return false;
+		break;
 	}
-	*(protobuf_c_boolean *)((char *)msg + fd->quantifier_offset) = true;
-	return true;
+	return put_varint_field(at, fd->id << 3, v);
 }
 
 /*
@@ -919,8 +871,7 @@ static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_
 	unsigned int i;
 
 	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->id == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC ||
-	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
-	    ((const ProtobufCMessageDescriptor *)fd->descriptor)->sizeof_message > TYPED_MAX)
+	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
 		return false;
 	for (i = 0; i < nr; i++) {
 		in[i] = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
@@ -959,27 +910,16 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 	return at ? at - f : -1;
 }
 
-/*
- * A bound of the packed size of an FtraceEvent of @plan but for its
- * strings' bytes: a number field is at most a 3-byte tag and a 10-byte
- * varint, a string or message field a tag, a 5-byte length and its bytes.
- */
-static void plan_bound(struct event_plan *plan, const struct sink_event *e,
-		       const struct sink_field *f, unsigned int nr)
+/* @plan's fields in the order of their numbers in its typed message. */
+static void order_fields(struct event_plan *plan)
 {
-	unsigned int i;
+	unsigned int i, j, k;
 
-	plan->bound = 64;		/* timestamp, pid, the event message's tag and length */
-	if (!plan->fd)			/* GenericFtraceEvent: its name, fields of a name and a value */
-		plan->bound += 8 + strlen(e->name) + nr * 32;
-	else
-		plan->bound += nr * 16;
-	plan->strings = false;
-	for (i = 0; i < nr; i++) {
-		if (!plan->fd)
-			plan->bound += strlen(f[i].name);
-		if (f[i].kind == SINK_FIELD_STR)
-			plan->strings = true;
+	for (i = 0; i < plan->nr; i++) {
+		k = i;
+		for (j = i; j > 0 && plan->in[plan->order[j - 1]]->id > plan->in[k]->id; j--)
+			plan->order[j] = plan->order[j - 1];
+		plan->order[j] = k;
 	}
 }
 
@@ -991,13 +931,14 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		      const struct sink_field *f, unsigned int nr)
 {
 	const ProtobufCMessageDescriptor *d = &perfetto__protos__ftrace_event__descriptor;
-	unsigned int i, ids[3];
+	unsigned int i;
 
 	plan->made = true;
 	plan->nr = nr;
 	plan->names = xrealloc(plan->names, nr + 1, sizeof(*plan->names));
 	plan->kinds = xrealloc(plan->kinds, nr + 1, sizeof(*plan->kinds));
 	plan->in = xrealloc(plan->in, nr + 1, sizeof(*plan->in));
+	plan->order = xrealloc(plan->order, nr + 1, sizeof(*plan->order));
 	for (i = 0; i < nr; i++) {
 		plan->names[i] = f[i].name;
 		plan->kinds[i] = f[i].kind;
@@ -1036,11 +977,8 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 			break;
 		}
 	}
-	plan_bound(plan, e, f, nr);
-	ids[0] = protobuf_c_message_descriptor_get_field_by_name(d, "timestamp")->id;
-	ids[1] = protobuf_c_message_descriptor_get_field_by_name(d, "pid")->id;
-	ids[2] = plan->fd ? plan->fd->id : PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC;
-	packing_descriptor(&plan->packs, &plan->packs_fields, d, ids, ARRAY_SIZE(ids));
+	if (plan->fd)
+		order_fields(plan);
 }
 
 /* Whether @plan was made for @e's name and fields @f. */
@@ -1086,23 +1024,32 @@ static void free_plan(struct event_plan *plan)
 	free(plan->names);
 	free(plan->kinds);
 	free(plan->in);
-	free(plan->packs_fields);
+	free(plan->order);
 }
 
-/* @e as the typed message of @plan in @fe, built in @msg. */
-static void typed_event(const struct event_plan *plan, const struct sink_field *f,
-			unsigned int nr, FtraceEvent *fe, ProtobufCMessage *msg, unsigned int *used)
+/* A number field's value as 64 bits: an INT's two's complement. */
+static uint64_t field_bits(const struct sink_field *f)
 {
-	const ProtobufCFieldDescriptor *fd = plan->fd;
-	unsigned int i;
+	return f->kind == SINK_FIELD_INT ? (uint64_t)f->i : f->u;
+}
 
-	protobuf_c_message_init(fd->descriptor, msg);
-	for (i = 0; i < nr; i++)
-		set_field(msg, plan->in[i], &f[i]);
-	*(uint32_t *)((char *)fe + fd->quantifier_offset) = fd->id;
-	*(ProtobufCMessage **)((char *)fe + fd->offset) = msg;
-	if (plan->described >= 0)
-		*used |= 1u << plan->described;
+/* @e as the typed message of @plan, in @m. */
+static void put_typed(struct bytes *m, const struct event_plan *plan, const struct sink_field *f)
+{
+	const ProtobufCFieldDescriptor *fd;
+	unsigned int i, k;
+	uint8_t *at;
+
+	for (k = 0; k < plan->nr; k++) {
+		i = plan->order[k];
+		fd = plan->in[i];
+		if (f[i].kind == SINK_FIELD_STR) {
+			bytes_field(m, fd->id, f[i].str, strlen(f[i].str));
+		} else {
+			at = bytes_room(m, 2 * VARINT_MAX);
+			m->len += put_number(at, fd, field_bits(&f[i])) - at;
+		}
+	}
 }
 
 static const struct sink_field *plan_field(const struct event_plan *plan,
@@ -1116,7 +1063,7 @@ static bool number(const struct sink_field *f, int64_t *v)
 {
 	if (!f || f->kind == SINK_FIELD_STR)
 		return false;
-	*v = f->kind == SINK_FIELD_INT ? f->i : (int64_t)f->u;
+	*v = field_bits(f);
 	return true;
 }
 
@@ -1228,71 +1175,42 @@ static bool compact_waking(struct bundle *b, const struct sink_event *e,
 	return true;
 }
 
-static void generic_event(struct pf_sink *p, const struct sink_event *e,
-			  const struct sink_field *f, unsigned int nr, FtraceEvent *fe,
-			  Perfetto__Protos__GenericFtraceEvent *g)
+/* @e as a GenericFtraceEvent, in @m: its name and every field's name and value. */
+static void put_generic(struct bytes *m, const struct sink_event *e, const struct sink_field *f,
+			unsigned int nr)
 {
+	size_t name_len, value_len;
 	unsigned int i;
 
-	if (nr > p->generic_alloc) {
-		p->generic_alloc = nr;
-		p->generic = xrealloc(p->generic, nr, sizeof(*p->generic));
-		p->generic_list = xrealloc(p->generic_list, nr, sizeof(*p->generic_list));
-	}
+	bytes_field(m, GENERIC_NAME, e->name, strlen(e->name));
 	for (i = 0; i < nr; i++) {
-		GenericField *gf = &p->generic[i];
-
-		perfetto__protos__generic_ftrace_event__field__init(gf);
-		gf->name = (char *)f[i].name;
-		if (f[i].kind == SINK_FIELD_STR) {
-			gf->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE;
-			gf->str_value = (char *)f[i].str;
-		} else if (f[i].kind == SINK_FIELD_INT) {
-			gf->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_INT_VALUE;
-			gf->int_value = f[i].i;
-		} else {
-			gf->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_UINT_VALUE;
-			gf->uint_value = f[i].u;
-		}
-		p->generic_list[i] = gf;
+		name_len = strlen(f[i].name);
+		value_len = f[i].kind == SINK_FIELD_STR ? strlen(f[i].str) : 0;
+		value_len = f[i].kind == SINK_FIELD_STR ? varint_len(value_len) + value_len :
+							  varint_len(field_bits(&f[i]));
+		bytes_varint(m, GENERIC_FIELD << 3 | 2);
+		bytes_varint(m, 1 + varint_len(name_len) + name_len + 1 + value_len);
+		bytes_field(m, GENERIC_NAME, f[i].name, name_len);
+		if (f[i].kind == SINK_FIELD_STR)
+			bytes_field(m, GENERIC_STR, f[i].str, strlen(f[i].str));
+		else
+			bytes_varint_field(m, f[i].kind == SINK_FIELD_INT ? GENERIC_INT : GENERIC_UINT,
+					   field_bits(&f[i]));
 	}
-	g->event_name = (char *)e->name;
-	g->n_field = nr;
-	g->field = p->generic_list;
-	fe->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC;
-	fe->generic = g;
-}
-
-/* At least the packed size of @e's FtraceEvent: plan_bound()'s and its strings'. */
-static size_t event_bound(const struct event_plan *plan, const struct sink_field *f,
-			  unsigned int nr)
-{
-	size_t bound = plan->bound;
-	unsigned int i;
-
-	if (plan->strings)
-		for (i = 0; i < nr; i++)
-			if (f[i].kind == SINK_FIELD_STR)
-				bound += strlen(f[i].str);
-	return bound;
 }
 
 /*
- * @e packed into its CPU's bundle. A bundle's times must not go back, as
- * Perfetto sorts a CPU's events by bundle: an event earlier than the last
- * (a guest event mapped before a host one) starts a new bundle.
+ * @e into its CPU's bundle @b, at @ts. A bundle's times must not go back,
+ * as Perfetto sorts a CPU's events by bundle: an event earlier than the
+ * last (a guest event mapped before a host one) starts a new bundle.
  */
-static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
+static void ftrace_event(struct pf_sink *p, const struct sink_event *e, struct bundle *b,
+			 uint64_t ts)
 {
-	Perfetto__Protos__GenericFtraceEvent g = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__INIT;
-	FtraceEvent fe = PERFETTO__PROTOS__FTRACE_EVENT__INIT;
-	union { ProtobufCMessage base; uint64_t words[TYPED_MAX / 8]; } typed;
-	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
-	struct bundle *b = cpu_bundle(p, e->machine, e->cpu);
 	const struct event_plan *plan;
 	const struct sink_field *f;
-	unsigned int nr;
-	size_t len, bound;
+	unsigned int nr, tag;
+	size_t len;
 	uint8_t *at;
 
 	if (b->nr && ts < b->last_ts)
@@ -1303,28 +1221,25 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e)
 		goto added;
 	if (plan->kind == PLAN_WAKING && compact_waking(b, e, plan, f, nr, ts))
 		goto added;
-	PB_SET(fe, timestamp, ts);
-	PB_SET(fe, pid, e->pid);
-	if (plan->fd)
-		typed_event(plan, f, nr, &fe, &typed.base, &b->described);
-	else
-		generic_event(p, e, f, nr, &fe, &g);
-	fe.base.descriptor = &plan->packs;
-	/*
-	 * Packed once, into room for its bound, after its tag and a length
-	 * of one byte, moved up when the length needs more.
-	 */
-	bound = event_bound(plan, f, nr);
-	at = bytes_room(&b->events, 2 + bound);
-	len = protobuf_c_message_pack(&fe.base, at + 2);
-	if (len > bound)
-		abort();
-	at[0] = BUNDLE_EVENT_TAG;
-	if (len >= 0x80) {
-		at = bytes_room(&b->events, 1 + VARINT_MAX + len);
-		memmove(at + 1 + varint_len(len), at + 2, len);
+	p->msg.len = 0;
+	if (plan->fd) {
+		put_typed(&p->msg, plan, f);
+		tag = plan->fd->id << 3 | 2;
+		if (plan->described >= 0)
+			b->described |= 1u << plan->described;
+	} else {
+		put_generic(&p->msg, e, f, nr);
+		tag = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC << 3 | 2;
 	}
-	b->events.len += 1 + put_varint(at + 1, len) + len;
+	len = 1 + varint_len(ts) + 1 + varint_len((uint32_t)e->pid) + varint_len(tag) +
+	      varint_len(p->msg.len) + p->msg.len;
+	at = bytes_room(&b->events, 1 + VARINT_MAX + len);
+	at = put_varint_field(at, BUNDLE_EVENT_TAG, len);
+	at = put_varint_field(at, FTRACE_TIMESTAMP_TAG, ts);
+	at = put_varint_field(at, FTRACE_PID_TAG, (uint32_t)e->pid);
+	at = put_varint_field(at, tag, p->msg.len);
+	at = (uint8_t *)memcpy(at, p->msg.buf, p->msg.len) + p->msg.len;
+	b->events.len = at - b->events.buf;
 added:
 	b->last_ts = ts;
 	if (ts > b->max_ts)
@@ -1334,18 +1249,19 @@ added:
 }
 
 /* The "in guest" slices and the TSC values an event puts in force. */
-static void host_event(struct pf_sink *p, const struct sink_event *e)
+static void host_event(struct pf_sink *p, const struct sink_event *e, struct bundle *b,
+		       uint64_t ts)
 {
 	uint64_t track;
 
 	if (e->kvm == SINK_KVM_NONE && !e->sets_offset && !e->sets_mult)
 		return;
-	track = host_thread_track(p, e);
+	track = host_thread_track(p, e, b);
 	if (e->kvm == SINK_KVM_ENTRY)
-		write_slice(p, e, track, true);
+		write_slice(p, e, ts, track, true);
 	/* A trace that begins inside a run has no begin for its first exit. */
 	if (e->kvm == SINK_KVM_EXIT && e->was_running)
-		write_slice(p, e, track, false);
+		write_slice(p, e, ts, track, false);
 	if (e->sets_offset)
 		write_counter(p, e, TRACK_TSC_OFFSET, e->offset);
 	if (e->sets_mult)
@@ -1355,15 +1271,17 @@ static void host_event(struct pf_sink *p, const struct sink_event *e)
 static void perfetto_event(void *priv, const struct sink_event *e)
 {
 	struct pf_sink *p = priv;
+	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
+	struct bundle *b = cpu_bundle(p, e->machine, e->cpu);
 
 	if (!p->clock_said)
-		say_clock(p, tsc_to_ns(e->host_ts, p->o.tsc_khz));
+		say_clock(p, ts);
 	if (e->machine)
 		guest_track(p, e->machine);
 	else
-		host_event(p, e);
-	name_task(p, e);
-	ftrace_event(p, e);
+		host_event(p, e, b, ts);
+	name_task(p, e, b);
+	ftrace_event(p, e, b, ts);
 }
 
 static int perfetto_finish(void *priv)
@@ -1391,11 +1309,8 @@ static int perfetto_finish(void *priv)
 	free(p->machines);
 	free(p->vcpu_seqs);
 	free(p->tracks.keys);
-	free(p->generic);
-	free(p->generic_list);
+	free(p->msg.buf);
 	free_plan(&p->scratch);
-	free(p->small_packet_fields);
-	free(p->small_track_event_fields);
 	for (i = 0; i < (int)ARRAY_SIZE(described); i++)
 		free(p->descriptors[i].buf);
 	free(p->buf);
