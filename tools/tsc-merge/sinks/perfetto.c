@@ -170,13 +170,20 @@ enum { WK_COMM, WK_SUCCESS, WK_PID, WK_PRIO, WK_TARGET_CPU, WK_FIELDS };
 
 enum plan_kind { PLAN_OTHER, PLAN_SWITCH, PLAN_WAKING };
 
+/* A typed message's field as it is written: the event's field it takes, its tag and type. */
+struct wire_field {
+	unsigned int from;
+	uint32_t tag;
+	ProtobufCType type;
+};
+
 /*
  * How an event of one format becomes an FtraceEvent, looked up by name
  * once: its fields' names and kinds as the plan was made for them, the
  * typed message's field in FtraceEvent (NULL: a generic event), each
- * field's place in it and the fields in the order of their numbers there
- * (as protobuf-c would pack them), and where compact_switch's or
- * compact_waking's fields are (-1: absent).
+ * field's place in it and the fields as written, in the order of their
+ * numbers there (as protobuf-c would pack them), and where compact_switch's
+ * or compact_waking's fields are (-1: absent).
  */
 struct event_plan {
 	bool made;
@@ -185,7 +192,7 @@ struct event_plan {
 	enum sink_field_kind *kinds;
 	const ProtobufCFieldDescriptor *fd;
 	const ProtobufCFieldDescriptor **in;
-	unsigned int *order;
+	struct wire_field *wire;
 	int described;			/* index in described[], -1: none */
 	enum plan_kind kind;
 	int at[PLAN_FIELDS];
@@ -838,14 +845,14 @@ static void write_counter(struct pf_sink *p, const struct sink_event *e,
 	write_event(p, e, track, &te);
 }
 
-/* A number of @fd's type after its tag, at @at, as protobuf encodes it; returns its end. */
-static uint8_t *put_number(uint8_t *at, const ProtobufCFieldDescriptor *fd, uint64_t v)
+/* A number field @w after its tag, at @at, as protobuf encodes it; returns its end. */
+static uint8_t *put_number(uint8_t *at, const struct wire_field *w, uint64_t v)
 {
 	unsigned int i;
 
-	switch (fd->type) {
+	switch (w->type) {
 	case PROTOBUF_C_TYPE_FIXED64:
-		at += put_varint(at, fd->id << 3 | 1);
+		at += put_varint(at, w->tag);
 		for (i = 0; i < 8; i++)
 			*at++ = v >> 8 * i;
 		return at;
@@ -858,7 +865,7 @@ static uint8_t *put_number(uint8_t *at, const ProtobufCFieldDescriptor *fd, uint
 	default:
 		break;
 	}
-	return put_varint_field(at, fd->id << 3, v);
+	return put_varint_field(at, w->tag, v);
 }
 
 /*
@@ -910,16 +917,25 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 	return at ? at - f : -1;
 }
 
-/* @plan's fields in the order of their numbers in its typed message. */
-static void order_fields(struct event_plan *plan)
+/* protobuf's wire type of a field of ours: 0 varint, 1 fixed 64 bits, 2 length-delimited. */
+static uint32_t wire_type(ProtobufCType t)
 {
-	unsigned int i, j, k;
+	return t == PROTOBUF_C_TYPE_STRING ? 2 : t == PROTOBUF_C_TYPE_FIXED64 ? 1 : 0;
+}
+
+/* @plan's fields as written, in the order of their numbers in its typed message. */
+static void plan_wire(struct event_plan *plan)
+{
+	const ProtobufCFieldDescriptor *fd;
+	unsigned int i, j;
 
 	for (i = 0; i < plan->nr; i++) {
-		k = i;
-		for (j = i; j > 0 && plan->in[plan->order[j - 1]]->id > plan->in[k]->id; j--)
-			plan->order[j] = plan->order[j - 1];
-		plan->order[j] = k;
+		fd = plan->in[i];
+		for (j = i; j > 0 && plan->wire[j - 1].tag >> 3 > fd->id; j--)
+			plan->wire[j] = plan->wire[j - 1];
+		plan->wire[j].from = i;
+		plan->wire[j].tag = fd->id << 3 | wire_type(fd->type);
+		plan->wire[j].type = fd->type;
 	}
 }
 
@@ -938,7 +954,7 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 	plan->names = xrealloc(plan->names, nr + 1, sizeof(*plan->names));
 	plan->kinds = xrealloc(plan->kinds, nr + 1, sizeof(*plan->kinds));
 	plan->in = xrealloc(plan->in, nr + 1, sizeof(*plan->in));
-	plan->order = xrealloc(plan->order, nr + 1, sizeof(*plan->order));
+	plan->wire = xrealloc(plan->wire, nr + 1, sizeof(*plan->wire));
 	for (i = 0; i < nr; i++) {
 		plan->names[i] = f[i].name;
 		plan->kinds[i] = f[i].kind;
@@ -978,7 +994,7 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		}
 	}
 	if (plan->fd)
-		order_fields(plan);
+		plan_wire(plan);
 }
 
 /* Whether @plan was made for @e's name and fields @f. */
@@ -1024,7 +1040,7 @@ static void free_plan(struct event_plan *plan)
 	free(plan->names);
 	free(plan->kinds);
 	free(plan->in);
-	free(plan->order);
+	free(plan->wire);
 }
 
 /* A number field's value as 64 bits: an INT's two's complement. */
@@ -1036,18 +1052,15 @@ static uint64_t field_bits(const struct sink_field *f)
 /* @e as the typed message of @plan, in @m. */
 static void put_typed(struct bytes *m, const struct event_plan *plan, const struct sink_field *f)
 {
-	const ProtobufCFieldDescriptor *fd;
-	unsigned int i, k;
+	const struct wire_field *w = plan->wire, *end = w + plan->nr;
 	uint8_t *at;
 
-	for (k = 0; k < plan->nr; k++) {
-		i = plan->order[k];
-		fd = plan->in[i];
-		if (f[i].kind == SINK_FIELD_STR) {
-			bytes_field(m, fd->id, f[i].str, strlen(f[i].str));
+	for (; w < end; w++) {
+		if (w->type == PROTOBUF_C_TYPE_STRING) {
+			bytes_field(m, w->tag >> 3, f[w->from].str, strlen(f[w->from].str));
 		} else {
 			at = bytes_room(m, 2 * VARINT_MAX);
-			m->len += put_number(at, fd, field_bits(&f[i])) - at;
+			m->len += put_number(at, w, field_bits(&f[w->from])) - at;
 		}
 	}
 }
