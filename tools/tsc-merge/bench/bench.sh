@@ -15,7 +15,10 @@
 # with a sched_switch pair now and then; halfway each vCPU's offset changes
 # between a kvm_exit and the next kvm_entry. The guest trace has two events
 # per run interval on guest CPU N, strictly inside it, stamped with host TSC
-# + the offset in force.
+# + the offset in force: a print by the task on the CPU, then a
+# sched_switch chained as a kernel writes them (its prev_* the task the
+# CPU's previous switch put on it, its pid that task's), worker/N (pid
+# 300+N, prev_state 1) and swapper/N (pid 0, prev_state 0) taking turns.
 
 set -euo pipefail
 
@@ -79,12 +82,21 @@ write_spec()
 		printf "%d %.0f %d sched:sched_switch prev_comm=kworker/%d:1 prev_pid=%d prev_prio=120 prev_state=1 next_comm=\"CPU %d/KVM\" next_pid=%d next_prio=120\n",
 		       v, leave + GAP - 500, KWORKER + v, v, KWORKER + v, v, tid
 	}
-	function guest_run(v, i, entry,    pid) {
-		pid = GUEST_PID + v
+	# The task on guest CPU v runs the print, then switches to the other
+	# one: worker/v (pid GUEST_PID + v) and swapper/v (pid 0) take turns.
+	function guest_run(v, i, entry,    pid, task, next_pid, next_task, state) {
+		if (idle[v]) {
+			pid = 0; task = "swapper/" v; state = 0
+			next_pid = GUEST_PID + v; next_task = "worker/" v
+		} else {
+			pid = GUEST_PID + v; task = "worker/" v; state = 1
+			next_pid = 0; next_task = "swapper/" v
+		}
 		printf "%d %.0f %d ftrace:print ip=0xffffffff81234567 buf=\"tick %d\\n\"\n",
 		       v, entry + RUN / 4 + offset[v], pid, i
-		printf "%d %.0f %d sched:sched_switch prev_comm=worker/%d prev_pid=%d prev_prio=120 prev_state=1 next_comm=swapper/%d next_pid=0 next_prio=120\n",
-		       v, entry + RUN / 2 + offset[v], pid, v, pid, v
+		printf "%d %.0f %d sched:sched_switch prev_comm=%s prev_pid=%d prev_prio=120 prev_state=%d next_comm=%s next_pid=%d next_prio=120\n",
+		       v, entry + RUN / 2 + offset[v], pid, task, pid, state, next_task, next_pid
+		idle[v] = !idle[v]
 	}
 	# Halfway, between a kvm_exit and the next kvm_entry, as a KVM_SET_TSC would.
 	function change_offset(v, ts,    new) {

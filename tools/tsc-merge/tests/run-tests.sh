@@ -19,6 +19,7 @@ set -u
 readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly UNIT=$BIN_DIR/unit
+readonly ITERATE=$BIN_DIR/iterate
 readonly FORMATS=$TESTS_DIR/tracefs
 readonly PROTO_DIR=$TESTS_DIR/../proto
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -634,6 +635,56 @@ test_perfetto_ftrace()
 	tap_result $? "Perfetto: 4400 tracks, no fixed limit; uuids distinct"
 }
 
+# A guest CPU's events go back in host time only around an event outside
+# every run: in runs, the step never goes back and a later step's runs
+# come later. Here the TSC jumps forward by 100000 at host 1000: b (guest
+# 1500) is nearest the first step's span, host 1500, but c (guest 101150)
+# is the second run's host 1150, and is out of order. -p starts a new
+# bundle of machine 1's CPU 0 for c: a's and b's, then c's, each in time
+# order, beside the host CPU's one.
+test_perfetto_back_in_time()
+{
+	local ev=$WORK/back.events
+
+	{ echo "comm 1 init"; vmm 1000 0x100000000 32 0 1001
+	  run 1001 0 200 300
+	  echo "0 1000 1001 kvm:kvm_write_tsc_offset vcpu_id=0 previous_tsc_offset=0 next_tsc_offset=100000"
+	  run 1001 0 1100 1200; } | mktrace back-host
+	{ echo "comm 1 init"; mark 0 250 a; mark 0 1500 b; mark 0 101150 c; } | mktrace back-guest
+	merge back -k 1000 -p "$WORK/back.pftrace" -H "$WORK/back-host.dat" -g g="$WORK/back-guest.dat"
+	[ "$STATUS" = 3 ] && grep -q "2 outside host run intervals, 0 ambiguous, 1 out of order" "$WORK/back.summary" &&
+		pftrace_check "$WORK/back.pftrace" -v names=1 >"$WORK/back.check" &&
+		grep -qx "ok 3 12" "$WORK/back.check" &&
+		pftrace_events "$WORK/back.pftrace" >"$ev" &&
+		[ "$(grep "^ftrace	1	0	" "$ev" | cut -f4,7 | tr '\t\n' '  ')" = "250000 ip=0;buf=a 1500000 ip=0;buf=b 1150000 ip=0;buf=c " ] ||
+		{ echo "# exit $STATUS; $(tail -1 "$WORK/back.check" 2>/dev/null); machine 1:"; grep "^ftrace	1	" "$ev" 2>/dev/null | sed 's/^/#   /'; false; }
+	tap_result $? "Perfetto: a guest event placed back in time (after one outside every run) starts a new bundle of its CPU; both bundles in time order"
+}
+
+# The real recordings of fuzz/seeds/real that make a pair: the agent-mode
+# host of the VMX merge-e2e run with its guest, as version 7 zstd and as
+# version 6 (the other host seeds were recorded with no guest trace, the
+# other guest seed in a run whose host file is not kept). -p on each
+# passes Perfetto's import rules and holds every record libtracecmd reads.
+# Not names=1: the agent's guest file saves no comms, and guest pids 69
+# and 116 run events before any sched_switch of theirs names them.
+test_perfetto_real()
+{
+	local real=$FUZZ_SRC/seeds/real host guest name records
+
+	host=$real/host/agent-host-vmx-v7-zstd.dat
+	for guest in agent-guest-vmx-v7-zstd agent-guest-vmx-v6; do
+		name=real-$guest
+		records=$("$ITERATE" "$host" "$real/guest/$guest.dat")
+		"$MERGE" -q -n -k 1000 -p "$WORK/$name.pftrace" -H "$host" -g "$real/guest/$guest.dat" \
+			2>"$WORK/$name.err" &&
+			pftrace_check "$WORK/$name.pftrace" >"$WORK/$name.check" &&
+			grep -qx "ok [1-9][0-9]* $records" "$WORK/$name.check" &&
+			pftrace_events "$WORK/$name.pftrace" | grep -q "^ftrace	1	1	"
+		tap_result $? "Perfetto on the real $(basename "$host") with $guest.dat: import rules hold, all $records records in bundles, the guest's CPU 1 on machine 1 ($(tail -1 "$WORK/$name.check"))"
+	done
+}
+
 # compact_switches EVENTS: every sched_switch of pftrace_events' EVENTS as
 # "MACHINE CPU TS PREV_PID PREV_STATE PREV_COMM NEXT_PID NEXT_COMM", per
 # machine and CPU in time order, a compact one's prev_* taken from the
@@ -882,8 +933,8 @@ main()
 	local t unit_plan
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ]; then
-		tap_skip_all "$MERGE, $MKTRACE or $UNIT not built: run 'make tools'"
+	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ] || [ ! -x "$ITERATE" ]; then
+		tap_skip_all "$MERGE, $MKTRACE, $UNIT or $ITERATE not built: run 'make tools'"
 	fi
 	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
 		tap_skip_all "jq or protoc missing: run scripts/build/deps.sh"
@@ -893,11 +944,11 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((63 + unit_plan))
+	tap_plan $((66 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_back_in_time test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
