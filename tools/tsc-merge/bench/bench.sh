@@ -222,7 +222,7 @@ main()
 	[ -x "$GNU_TIME" ] || die "GNU time ($GNU_TIME) not found: install the Debian package time"
 	command -v trace-cmd > /dev/null || die "trace-cmd not found: install the Debian package trace-cmd"
 	mkdir -p "$BENCH_DIR"
-	make -s -C "$SRC_DIR" || die "building the tools failed"
+	make -s -C "$SRC_DIR" OUTPUT="$BUILD_DIR/tools" || die "building the tools failed"
 	generate_traces
 
 	# Counting also brings both files into the page cache for every row.
