@@ -19,6 +19,8 @@
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 int tracecmd_cpus(struct tracecmd_input *handle);
 int tracecmd_page_size(struct tracecmd_input *handle);
+/* The UNAME option: "sysname nodename release machine"; NULL: none. */
+const char *tracecmd_get_uname(struct tracecmd_input *handle);
 void tracecmd_set_flag(struct tracecmd_input *handle, int flag);
 struct tep_record *tracecmd_peek_data(struct tracecmd_input *handle, int cpu);
 /*

@@ -10,9 +10,9 @@
 #include "merge/merge.h"
 #include "tracecmd-private.h"
 
-static int guest_cpus(struct guest *g)
+static int file_cpus(const struct trace_file *f)
 {
-	int n = tracecmd_cpus(g->file.handle);
+	int n = tracecmd_cpus(f->handle);
 
 	return n > 0 ? n : 0;
 }
@@ -28,7 +28,8 @@ static int *describe_guest(struct sink_guest *sg, struct guest *g, int *threads)
 	guest_vm_spec(g, sg->vm_spec, sizeof(sg->vm_spec));
 	sg->slot = guest_slot(g);
 	sg->vcpu_ids = guest_vcpu_ids(g);
-	sg->nr_cpus = guest_cpus(g);
+	sg->nr_cpus = file_cpus(&g->file);
+	sg->uname = tracecmd_get_uname(g->file.handle);
 	sg->cpu_threads = threads;
 	for (c = 0; c < sg->nr_cpus; c++)
 		sg->cpu_threads[c] = guest_cpu_thread(g, c);
@@ -77,11 +78,13 @@ struct sink_desc *describe_run(struct trace_file *host, struct guest *guests,
 	for (i = 0; i < nr_vms; i++)
 		nr_vcpus += vm_table_get(vms, i)->nr_vcpus;
 	for (g = 0; g < nr_guests; g++)
-		nr_threads += guest_cpus(&guests[g]);
+		nr_threads += file_cpus(&guests[g].file);
 	d = xcalloc(1, sizeof(*d) + nr_guests * sizeof(*d->guests) +
 		    (nr_vcpus + 1) * sizeof(*d->vcpus) + (nr_vms + 1) * sizeof(*d->vm_first) +
 		    nr_threads * sizeof(int));
 	d->host = host;
+	d->host_uname = tracecmd_get_uname(host->handle);
+	d->host_cpus = file_cpus(host);
 	d->nr_guests = nr_guests;
 	d->guests = (struct sink_guest *)(d + 1);
 	d->vcpus = (struct sink_vcpu *)(d->guests + nr_guests);

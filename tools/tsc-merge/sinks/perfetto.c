@@ -667,6 +667,50 @@ static void say_clock(struct pf_sink *p, uint64_t ts)
 	write_packet(p, &pkt);
 }
 
+/*
+ * A machine's SystemInfo, which trace_processor's machine table shows: its
+ * name (the host's node name, a guest's label), its CPUs and the kernel
+ * that trace-cmd's UNAME option names ("sysname nodename release machine").
+ */
+static void write_system_info(struct pf_sink *p, unsigned int machine, const char *uname,
+			      int nr_cpus, const char *name)
+{
+	Perfetto__Protos__Utsname uts = PERFETTO__PROTOS__UTSNAME__INIT;
+	Perfetto__Protos__SystemInfo si = PERFETTO__PROTOS__SYSTEM_INFO__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	char node[65], sysname[65], release[65], arch[65];
+
+	if (uname && sscanf(uname, "%64s %64s %64s %64s", sysname, node, release, arch) == 4) {
+		uts.sysname = sysname;
+		uts.release = release;
+		uts.machine = arch;
+		si.utsname = &uts;
+		/* A VM's kernel often has no node name: "(none)". */
+		if (!name && strcmp(node, "(none)"))
+			name = node;
+	}
+	si.machine_name = (char *)(name ? name : "host");
+	if (nr_cpus)
+		PB_SET(si, num_cpus, nr_cpus);
+	pkt.system_info = &si;
+	PB_SET(pkt, trusted_packet_sequence_id, sequence_id(machine));
+	if (machine)
+		PB_SET(pkt, machine_id, machine);
+	write_packet(p, &pkt);
+}
+
+/* Each machine's SystemInfo, before any of their events. */
+static void describe_machines(struct pf_sink *p)
+{
+	const struct sink_desc *d = p->o.desc;
+	int g;
+
+	write_system_info(p, 0, d->host_uname, d->host_cpus, NULL);
+	for (g = 0; g < d->nr_guests; g++)
+		write_system_info(p, 1 + g, d->guests[g].uname, d->guests[g].nr_cpus,
+				  d->guests[g].label);
+}
+
 /* A TrackEvent on a track at the event's time. */
 static void write_event(struct pf_sink *p, const struct sink_event *e, uint64_t track,
 			TrackEvent *te)
@@ -1287,8 +1331,10 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 	uint64_t ts = tsc_to_ns(e->host_ts, p->o.tsc_khz);
 	struct bundle *b = cpu_bundle(p, e->machine, e->cpu);
 
-	if (!p->clock_said)
+	if (!p->clock_said) {
 		say_clock(p, ts);
+		describe_machines(p);
+	}
 	if (e->machine)
 		guest_track(p, e->machine);
 	else

@@ -35,11 +35,14 @@ struct sink_guest {
 	unsigned int vcpu_ids;		/* one past its VM's largest vCPU id */
 	int *cpu_threads;		/* the host thread per CPU; -1: none ran it */
 	int nr_cpus;
+	const char *uname;		/* trace-cmd's UNAME option; NULL: none */
 };
 
 /* The run, fixed before the merge: read-only to the sinks. */
 struct sink_desc {
 	struct trace_file *host;
+	const char *host_uname;		/* as sink_guest's */
+	int host_cpus;
 	struct sink_guest *guests;	/* in command-line order */
 	int nr_guests;
 	struct sink_vcpu *vcpus;

@@ -685,6 +685,33 @@ test_perfetto_real()
 	done
 }
 
+# system_infos FILE: "MACHINE_ID NUM_CPUS RELEASE NAME" for each
+# SystemInfo packet of the Perfetto trace FILE, decoded by protoc.
+system_infos()
+{
+	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
+		"$PROTO_DIR/perfetto_trace.proto" <"$1" | awk '
+		/^packet \{/ { si = 0; id = 0; cpus = rel = name = "-" }
+		/^  system_info \{/ { si = 1 }
+		/^    num_cpus: / { cpus = $2 }
+		/^      release: / { rel = $2 }
+		/^    machine_name: / { sub(/^    machine_name: /, ""); name = $0 }
+		/^  machine_id: / { id = $2 }
+		/^\}/ && si { print id, cpus, rel, name }'
+}
+
+# Each machine is described once, before its events, from its trace's
+# UNAME and CPU count options: the real host's node name is "(none)".
+test_perfetto_machines()
+{
+	local name=real-agent-guest-vmx-v7-zstd
+
+	system_infos "$WORK/$name.pftrace" >"$WORK/$name.machines"
+	printf '%s\n' '0 1 "6.12.117+" "host"' '1 2 "6.12.117+" "VM agent-guest-vmx-v7-zstd (l2 pid 301.1)"' |
+		diff - "$WORK/$name.machines" >&2
+	tap_result $? "Perfetto on the real pair: a SystemInfo per machine, its name, CPUs and kernel release"
+}
+
 # compact_switches EVENTS: every sched_switch of pftrace_events' EVENTS as
 # "MACHINE CPU TS PREV_PID PREV_STATE PREV_COMM NEXT_PID NEXT_COMM", per
 # machine and CPU in time order, a compact one's prev_* taken from the
@@ -944,11 +971,11 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((66 + unit_plan))
+	tap_plan $((67 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_back_in_time test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
