@@ -52,19 +52,6 @@ static bool is_string(const struct tep_format_field *f)
 	       ((f->flags & TEP_FIELD_IS_ARRAY) && f->elementsize == 1);
 }
 
-/* The string sizes first: the buffer may move while it grows. */
-static size_t strings_size(struct event_text *t, struct tep_event *ev)
-{
-	struct tep_format_field *f;
-	size_t size = 0;
-	int len;
-
-	for (f = ev->format.fields; f; f = f->next)
-		if (is_string(f) && field_bytes(t, ev, f, &len))
-			size += len + 1;
-	return size;
-}
-
 /* tep_read_number(), without its call in the file's own byte order. */
 static unsigned long long number_at(const struct field_buf *b, struct event_text *t,
 				    const struct tep_format_field *f)
@@ -130,7 +117,12 @@ static unsigned int read_fields(struct field_buf *b, struct event_text *t)
 		b->alloc = ev->format.nr_fields;
 		b->fields = xrealloc(b->fields, b->alloc, sizeof(*b->fields));
 	}
-	size = strings_size(t, ev);
+	/*
+	 * Room for every string before the first is copied, as the buffer
+	 * may move while it grows: the strings lie in the record, each gets
+	 * a NUL.
+	 */
+	size = t->record->size + ev->format.nr_fields;
 	if (size > b->str_alloc) {
 		b->str_alloc = size * 2;
 		b->strings = xrealloc(b->strings, b->str_alloc, 1);
@@ -150,6 +142,9 @@ static unsigned int read_fields(struct field_buf *b, struct event_text *t)
 		if (!s)
 			continue;
 		len = strnlen(s, len);
+		/* Not a string in the record (damaged, not caught): left out. */
+		if (used + len + 1 > size)
+			continue;
 		v->kind = SINK_FIELD_STR;
 		v->str = memcpy(b->strings + used, s, len);
 		b->strings[used + len] = '\0';
