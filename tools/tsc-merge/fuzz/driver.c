@@ -48,12 +48,12 @@ static int run_trace_role(const char *role, const char *other, const char *input
 {
 	char *argv[] = {
 		"kvm-tsc-merge", "-q", "-k", "1000", "-o", "/dev/null", "-s", "/dev/null",
-		"-H", NULL, "-g", NULL, NULL
+		"-p", "/dev/null", "-H", NULL, "-g", NULL, NULL
 	};
 
-	argv[9] = (char *)(strcmp(role, "host") ? other : input);
-	argv[11] = (char *)(strcmp(role, "host") ? input : other);
-	return kvm_tsc_merge_main(12, argv);
+	argv[11] = (char *)(strcmp(role, "host") ? other : input);
+	argv[13] = (char *)(strcmp(role, "host") ? input : other);
+	return kvm_tsc_merge_main(14, argv);
 }
 
 /* NUL-separated arguments; the tool's own name comes first. */

@@ -9,8 +9,8 @@
 role_argv()
 {
 	case $2 in
-	host) ARGV=(-q -k 1000 -o /dev/null -s /dev/null -H "$3" -g "$1/guest-step.dat") ;;
-	guest) ARGV=(-q -k 1000 -o /dev/null -s /dev/null -H "$1/host-step.dat" -g "$3") ;;
+	host) ARGV=(-q -k 1000 -o /dev/null -s /dev/null -p /dev/null -H "$3" -g "$1/guest-step.dat") ;;
+	guest) ARGV=(-q -k 1000 -o /dev/null -s /dev/null -p /dev/null -H "$1/host-step.dat" -g "$3") ;;
 	args) mapfile -d '' ARGV <"$3" ;;
 	esac
 }
