@@ -62,6 +62,7 @@ readonly USAGE="usage: ${0##*/} [--vmm qemu|bochs] [--dir DIR] [--no-vm] [--l2-t
 readonly KSHARK_TIMES=$BUILD_DIR/tools/kshark-times
 readonly PROTO_DIR=$TOP_DIR/tools/tsc-merge/proto
 readonly PFTRACE_EVENTS=$TOP_DIR/tools/tsc-merge/tests/pftrace-events.awk
+readonly PFTRACE_CHECK=$TOP_DIR/tools/tsc-merge/tests/pftrace-check.awk
 readonly ATTEMPTS=2
 # The emulator and vmtest.sh's directory, from --vmm and --dir; the nested
 # runs' files, the merges and the log of the boots in and beside it.
@@ -577,9 +578,10 @@ check_sync_host_report()
 	return 1
 }
 
-# The Perfetto trace of the pair, decoded by protoc: the guest's events
-# (machine 1) at the host nanosecond of the timeline written with -k KHZ,
-# each on its vCPU's track.
+# The Perfetto trace of the pair, decoded by protoc: Perfetto's import
+# rules hold (pftrace-check.awk), and the guest's events (machine 1) are at
+# the host nanosecond of the timeline written with -k KHZ, each in the
+# bundle of its vCPU, the guest's CPU.
 check_perfetto()
 {
 	local host=$1 guest=$2 dir=$3 khz=$4
@@ -592,9 +594,14 @@ check_perfetto()
 	timeline_events "$dir/ns-timeline.txt" | awk '$2 == "guest" { print $1, "guest", $3, $4 }' |
 		sort >"$dir/ns-guest.expected"
 	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" "$PROTO_DIR/perfetto_trace.proto" \
-		<"$dir/pair.pftrace" 2>"$dir/protoc.stderr" | awk -f "$PFTRACE_EVENTS" >"$dir/pair.pfevents" ||
+		<"$dir/pair.pftrace" >"$dir/pair.decoded" 2>"$dir/protoc.stderr" ||
 		{ sed 's/^/#   /' "$dir/protoc.stderr" | head -5; return 1; }
-	awk -F'\t' '$1 != "track" && $2 == 1 { sub(/^vCPU /, "", $3); print $1, "guest", $3, $5 }' \
+	awk -f "$PFTRACE_CHECK" "$dir/pair.decoded" >"$dir/pair.check" ||
+		{ sed 's/^/#   /' "$dir/pair.check" | tail -5; return 1; }
+	echo "# pftrace-check.awk on pair.pftrace: $(cat "$dir/pair.check") (ok BUNDLES EVENTS)"
+	awk -f "$PFTRACE_EVENTS" "$dir/pair.decoded" >"$dir/pair.pfevents" &&
+		rm "$dir/pair.decoded"
+	awk -F'\t' '$1 == "ftrace" && $2 == 1 { print $4, "guest", $3, $6 }' \
 		"$dir/pair.pfevents" | sort >"$dir/pftrace-guest.actual"
 	compare_events "$dir/ns-guest.expected" "$dir/pftrace-guest.actual" "protoc --decode of pair.pftrace, machine 1"
 }

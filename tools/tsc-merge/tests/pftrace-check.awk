@@ -9,6 +9,8 @@
 #   - a packet sequence stays on one machine, and no sequence is 1 (the
 #     service's own);
 #   - every guest machine that has events is named: a track on it;
+#   - every machine that has events, the host too, has a SystemInfo with
+#     its machine_name (trace_processor's machine table);
 #   - names=1: every pid an event runs in was named before, on its
 #     machine (task_newtask, task_rename, sched_switch, sched_waking or
 #     sched_wakeup, a thread track or a process tree's thread), as Perfetto
@@ -91,6 +93,8 @@ function end_packet(    machine, seq, i, key) {
 		seq_machine[seq] = machine
 	if (pk["track"])
 		machine_named[machine] = 1
+	if (pk["machine_name"] != "")
+		machine_info[machine] = 1
 	machine_of_names = machine
 	if (pk["tid"] != "")
 		name_task(pk["tid"])
@@ -108,6 +112,7 @@ function end_packet(    machine, seq, i, key) {
 			fail("a bundle without its CPU")
 		if (machine)
 			used_machine[machine] = 1
+		bundle_machine[machine] = 1
 		key = machine SUBSEP pk["cpu"]
 		for (i = 1; i <= ncompact; i++)
 			if ((key in cpu_max) && compact_ts[i] <= cpu_max[key])
@@ -162,6 +167,8 @@ BEGIN { depth = 0 }
 		cs[key, ++cs_len[key]] = value
 	else if (depth == 3 && stack[2] == "ftrace_events" && stack[3] == "event")
 		ev[key] = value
+	else if (depth == 2 && stack[2] == "system_info" && key == "machine_name")
+		pk["machine_name"] = value
 	else if (depth == 3 && stack[3] ~ /^(thread|threads)$/ && key == "tid")
 		pk["tid"] = value
 	else if (depth == 4 && stack[4] ~ /^(task_newtask|task_rename|sched_waking|sched_wakeup)$/ && key == "pid")
@@ -174,6 +181,9 @@ END {
 	for (m in used_machine)
 		if (!(m in machine_named))
 			fail("machine " m " has events but no name")
+	for (m in bundle_machine)
+		if (!(m in machine_info))
+			fail("machine " m " has events but no SystemInfo naming it")
 	if (failures)
 		print "FAILED " failures
 	else

@@ -27,6 +27,11 @@ function unquote(s) {
 	return s
 }
 
+# A time summed here, in full: mawk writes a number above 2^31 as %.6g.
+function ns(t) {
+	return sprintf("%.0f", t)
+}
+
 function reset_packet() {
 	delete pk
 	nftrace = 0
@@ -66,7 +71,7 @@ function end_compact(    k, ts) {
 	ts = 0
 	for (k = 1; k <= cs_len["switch_timestamp"]; k++) {
 		ts += cs["switch_timestamp", k]
-		ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ts OFS "" OFS "sched_switch" OFS \
+		ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ns(ts) OFS "" OFS "sched_switch" OFS \
 			"compact;prev_state=" cs["switch_prev_state", k] ";next_comm=" \
 			unquote(cs["intern_table", cs["switch_next_comm_index", k] + 1]) ";next_pid=" \
 			cs["switch_next_pid", k] ";next_prio=" cs["switch_next_prio", k]
@@ -74,7 +79,7 @@ function end_compact(    k, ts) {
 	ts = 0
 	for (k = 1; k <= cs_len["waking_timestamp"]; k++) {
 		ts += cs["waking_timestamp", k]
-		ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ts OFS "" OFS "sched_waking" OFS \
+		ftrace_lines[++nftrace] = pk["ftrace_events.cpu"] OFS ns(ts) OFS "" OFS "sched_waking" OFS \
 			"compact;comm=" unquote(cs["intern_table", cs["waking_comm_index", k] + 1]) \
 			";pid=" cs["waking_pid", k] ";prio=" cs["waking_prio", k] ";target_cpu=" \
 			cs["waking_target_cpu", k]
@@ -124,7 +129,7 @@ function end_packet(    seq, machine, k, args, name, kind) {
 	if (!("track_event.track_uuid" in pk) && (seq in default_track))
 		pk["track_event.track_uuid"] = default_track[seq]
 	if (seq in default_clock && ((seq, default_clock[seq]) in clock_at))
-		pk["timestamp"] = clock_at[seq, default_clock[seq]] += pk["timestamp"]
+		pk["timestamp"] = ns(clock_at[seq, default_clock[seq]] += pk["timestamp"])
 	args = ""
 	for (k = 1; k <= nann; k++) {
 		args = args (k > 1 ? ";" : "") lookup(anames, seq, ann_name[k]) "=" ann_value[k]
