@@ -66,6 +66,11 @@ static const struct tsc_event_type *kvm_event_type(int kind)
 				   &run_events[kind - HOST_ENTRY];
 }
 
+static int event_id(const struct tep_event *e)
+{
+	return e ? e->id : -1;
+}
+
 int host_events_init(struct host_events *he, struct trace_file *host)
 {
 	struct tep_handle *tep = tracecmd_get_tep(host->handle);
@@ -75,10 +80,14 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 	memset(he, 0, sizeof(*he));
 	he->tep = tep;
 	td_common_init(&he->common, tep);
-	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++)
+	for (k = HOST_OFFSET; k < NR_KVM_KINDS; k++) {
 		he->kvm[k] = tep_find_event_by_name(tep, TSC_EVENT_SYSTEM, kvm_event_type(k)->name);
+		he->kvm_id[k] = event_id(he->kvm[k]);
+	}
 	he->newtask = tep_find_event_by_name(tep, "task", "task_newtask");
+	he->newtask_id = event_id(he->newtask);
 	he->print = tep_find_event_by_name(tep, "ftrace", "print");
+	he->print_id = event_id(he->print);
 	if (!he->kvm[HOST_OFFSET] || !he->kvm[HOST_ENTRY] || !he->kvm[HOST_EXIT]) {
 		fprintf(stderr, "%s: the host trace lacks kvm:%s; record the host with tools/record-host/record-host.sh (trace-cmd record -C %s -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit ...)\n",
 			host->path, kvm_event_type(!he->kvm[HOST_OFFSET] ? HOST_OFFSET :
@@ -95,14 +104,6 @@ int host_events_init(struct host_events *he, struct trace_file *host)
 	return bad ? -1 : 0;
 }
 
-static uint64_t read_field(struct tep_format_field *f, struct tep_record *r)
-{
-	unsigned long long v = 0;
-
-	tep_read_number_field(f, r->data, &v);
-	return v;
-}
-
 /* What the caller knows of a record already: its event and whether it fits. */
 struct known {
 	int type;
@@ -111,13 +112,15 @@ struct known {
 };
 
 /*
- * @r is an event of @event's type that holds the fields its format says: a
- * damaged record is read as no event here (the merge reports it).
+ * @r is an event of @event's type (@id, its id, compared first: reading
+ * the event's own costs a cache miss per record) that holds the fields its
+ * format says: a damaged record is read as no event here (the merge
+ * reports it).
  */
-static bool is_event(struct tracecmd_input *h, struct tep_event *event,
+static bool is_event(struct tracecmd_input *h, struct tep_event *event, int id,
 		     const struct known *k, struct tep_record *r)
 {
-	if (!event || k->type != event->id)
+	if (k->type != id || !event)
 		return false;
 	return k->event == event ? k->fits : record_fits_format(h, event, r);
 }
@@ -157,12 +160,13 @@ static enum host_kind decode(const struct host_events *he, struct tracecmd_input
 		const struct tsc_event_type *et;
 		struct tsc_event t;
 
-		if (!is_event(h, he->kvm[k], known, r))
+		if (!is_event(h, he->kvm[k], he->kvm_id[k], known, r))
 			continue;
 		et = kvm_event_type(k);
 		memset(&t, 0, sizeof(t));
 		for (f = 0; f < et->nr_fields; f++)
-			tsc_event_store(&t, &et->fields[f], read_field(he->kvm_fields[k][f], r));
+			tsc_event_store(&t, &et->fields[f],
+					td_read_field(&he->common, r, he->kvm_fields[k][f]));
 		ev->vcpu_id = t.vcpu_id;
 		ev->guest_mode = t.guest_mode;
 		ev->prev = t.prev;
@@ -172,11 +176,11 @@ static enum host_kind decode(const struct host_events *he, struct tracecmd_input
 		ev->pid = td_record_pid(&he->common, r);
 		return ev->kind = k;
 	}
-	if (is_event(h, he->print, known, r) && read_snapshot_line(he, r, ev)) {
+	if (is_event(h, he->print, he->print_id, known, r) && read_snapshot_line(he, r, ev)) {
 		ev->kind = HOST_SNAPSHOT;
-	} else if (is_event(h, he->newtask, known, r)) {
-		ev->child = read_field(he->nt_pid, r);
-		ev->thread = read_field(he->nt_flags, r) & CLONE_THREAD_FLAG;
+	} else if (is_event(h, he->newtask, he->newtask_id, known, r)) {
+		ev->child = td_read_field(&he->common, r, he->nt_pid);
+		ev->thread = td_read_field(&he->common, r, he->nt_flags) & CLONE_THREAD_FLAG;
 		ev->kind = HOST_NEWTASK;
 	} else {
 		/* No pid: nothing reads another event's. */

@@ -168,6 +168,9 @@ struct host_events {
 	struct tep_format_field *kvm_fields[NR_KVM_KINDS][TSC_MAX_FIELDS];
 	struct tep_event *newtask, *print;
 	struct tep_format_field *nt_pid, *nt_flags, *print_buf;
+	/* The ids of those events: a record's type is compared with these. */
+	int kvm_id[NR_KVM_KINDS];
+	int newtask_id, print_id;
 };
 
 struct host_ev {

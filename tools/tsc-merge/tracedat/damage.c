@@ -16,15 +16,7 @@
 #include "tracedat/tdfile.h"
 #include "tracecmd-private.h"
 
-#define DIVISION_SLOTS 256
-
-/* Whether an event's print format divides at all, remembered per event. */
-struct division_slot {
-	const struct tep_event *event;
-	bool divides;
-};
-
-static struct division_slot division_cache[DIVISION_SLOTS];
+#define EVENT_SLOTS 256
 
 /*
  * What the checks need of a file's handle, remembered for the few handles
@@ -81,70 +73,6 @@ static bool record_inside_page(const struct handle_slot *hs, struct tep_record *
 	return in_page + header + (unsigned int)r->size <= page_size;
 }
 
-/*
- * How far an event's fixed fields reach (the largest offset + size, as
- * the check below sums them) and whether it has dynamic ones, remembered
- * per event: a record is checked against them, not against every field.
- */
-struct extent_slot {
-	const struct tep_event *event;
-	unsigned int end;
-	bool dynamic;
-};
-
-static struct extent_slot extent_cache[DIVISION_SLOTS];
-
-static const struct extent_slot *format_extent(struct tep_event *ev)
-{
-	struct extent_slot *s = &extent_cache[((uintptr_t)ev / 64) % DIVISION_SLOTS];
-	struct tep_format_field *f;
-
-	if (s->event == ev)
-		return s;
-	s->event = ev;
-	s->end = 0;
-	s->dynamic = false;
-	for (f = ev->format.fields; f; f = f->next) {
-		unsigned int end = (unsigned int)f->offset + (unsigned int)f->size;
-
-		if (end > s->end)
-			s->end = end;
-		s->dynamic |= !!(f->flags & TEP_FIELD_IS_DYNAMIC);
-	}
-	return s;
-}
-
-/*
- * Does the record lie inside its page, every field of the format inside
- * the record, and every dynamic field's data (__data_loc: offset in the
- * low 16 bits, length in the high 16, from the record or, __rel_loc, from
- * the field's end)? Nothing may read a field of a record that does not.
- */
-bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
-{
-	const struct handle_slot *hs = handle_info(h);
-	const struct extent_slot *extent;
-	struct tep_format_field *f;
-	unsigned long long loc, start;
-
-	if (!record_inside_page(hs, r))
-		return false;
-	extent = format_extent(ev);
-	if (extent->end > (unsigned int)r->size)
-		return false;
-	if (!extent->dynamic)
-		return true;
-	for (f = ev->format.fields; f; f = f->next) {
-		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
-			continue;
-		loc = tep_read_number(hs->tep, (char *)r->data + f->offset, f->size);
-		start = (loc & 0xffff) + (f->flags & TEP_FIELD_IS_RELATIVE ? f->offset + f->size : 0);
-		if (start + (loc >> 16) > (unsigned int)r->size)
-			return false;
-	}
-	return true;
-}
-
 static bool is_division(const struct tep_print_arg *a)
 {
 	return a->type == TEP_PRINT_OP && a->op.op &&
@@ -188,25 +116,98 @@ static bool has_division(struct tep_print_arg *a, void *unused)
 	return is_division(a) || any_child(a, has_division, NULL);
 }
 
+/* Whether an event's print format divides at all. */
 static bool format_divides(struct tep_event *ev)
 {
-	struct division_slot *s = &division_cache[((uintptr_t)ev / 64) % DIVISION_SLOTS];
 	struct tep_print_arg *a;
 
-	if (s->event == ev)
-		return s->divides;
+	for (a = ev->print_fmt.args; a; a = a->next)
+		if (has_division(a, NULL))
+			return true;
+	return false;
+}
+
+/*
+ * What the checks need of an event's format, remembered per event (one
+ * lookup per record): how far its fixed fields reach (the largest offset +
+ * size, as the check below sums them), whether it has dynamic ones, so a
+ * record is checked against them, not against every field, and whether
+ * its print format divides at all.
+ */
+struct event_slot {
+	const struct tep_event *event;
+	unsigned int end;
+	bool dynamic;
+	bool divides;
+};
+
+static struct event_slot event_cache[EVENT_SLOTS];
+
+static void fill_event_slot(struct event_slot *s, struct tep_event *ev)
+{
+	struct tep_format_field *f;
+
 	s->event = ev;
-	s->divides = false;
-	for (a = ev->print_fmt.args; a && !s->divides; a = a->next)
-		s->divides = has_division(a, NULL);
-	return s->divides;
+	s->end = 0;
+	s->dynamic = false;
+	for (f = ev->format.fields; f; f = f->next) {
+		unsigned int end = (unsigned int)f->offset + (unsigned int)f->size;
+
+		if (end > s->end)
+			s->end = end;
+		s->dynamic |= !!(f->flags & TEP_FIELD_IS_DYNAMIC);
+	}
+	s->divides = format_divides(ev);
+}
+
+/* Inline, as fits_format(): both run for every record. */
+static inline const struct event_slot *event_info(struct tep_event *ev)
+{
+	struct event_slot *s = &event_cache[((uintptr_t)ev / 64) % EVENT_SLOTS];
+
+	if (s->event != ev)
+		fill_event_slot(s, ev);
+	return s;
+}
+
+/*
+ * Does the record lie inside its page, every field of the format inside
+ * the record, and every dynamic field's data (__data_loc: offset in the
+ * low 16 bits, length in the high 16, from the record or, __rel_loc, from
+ * the field's end)? Nothing may read a field of a record that does not.
+ */
+static inline bool fits_format(const struct handle_slot *hs, const struct event_slot *es,
+			struct tep_event *ev, struct tep_record *r)
+{
+	struct tep_format_field *f;
+	unsigned long long loc, start;
+
+	if (!record_inside_page(hs, r))
+		return false;
+	if (es->end > (unsigned int)r->size)
+		return false;
+	if (!es->dynamic)
+		return true;
+	for (f = ev->format.fields; f; f = f->next) {
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		loc = tep_read_number(hs->tep, (char *)r->data + f->offset, f->size);
+		start = (loc & 0xffff) + (f->flags & TEP_FIELD_IS_RELATIVE ? f->offset + f->size : 0);
+		if (start + (loc >> 16) > (unsigned int)r->size)
+			return false;
+	}
+	return true;
+}
+
+bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
+{
+	return fits_format(handle_info(h), event_info(ev), ev, r);
 }
 
 /* The caches are keyed by event: a closed file's events may be freed. */
 void damage_forget_events(void)
 {
-	memset(division_cache, 0, sizeof(division_cache));
-	memset(extent_cache, 0, sizeof(extent_cache));
+	memset(event_cache, 0, sizeof(event_cache));
 	memset(handle_cache, 0, sizeof(handle_cache));
 }
 
@@ -238,12 +239,17 @@ static bool divides_by_zero(struct tep_print_arg *a, void *data)
 
 enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
-	struct record_ref ref = { handle_info(h)->tep, ev, r };
+	const struct handle_slot *hs = handle_info(h);
+	struct record_ref ref = { hs->tep, ev, r };
+	const struct event_slot *es;
 	struct tep_print_arg *a;
 
-	if (!ev || !record_fits_format(h, ev, r))
+	if (!ev)
 		return DAMAGE_SHORT;
-	if (!format_divides(ev))
+	es = event_info(ev);
+	if (!fits_format(hs, es, ev, r))
+		return DAMAGE_SHORT;
+	if (!es->divides)
 		return DAMAGE_NONE;
 	for (a = ev->print_fmt.args; a; a = a->next)
 		if (divides_by_zero(a, &ref))

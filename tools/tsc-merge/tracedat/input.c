@@ -246,22 +246,53 @@ void td_common_init(struct td_common *c, struct tep_handle *tep)
 	}
 }
 
+/* tep_read_number(), read in place when the file's byte order is ours. */
+static unsigned long long read_number(const struct td_common *c, const char *p, int size)
+{
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	if (c->swap)
+		return tep_read_number(c->tep, p, size);
+	switch (size) {
+	case 2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return u32;
+	case 8:
+		memcpy(&u64, p, 8);
+		return u64;
+	default:
+		return tep_read_number(c->tep, p, size);
+	}
+}
+
 /* tep_read_number() as an int, as __parse_common() returns it. */
 static int read_common(const struct td_common *c, const struct tep_record *r, int offset, int size)
 {
-	const char *p = (const char *)r->data + offset;
-	uint16_t u16;
-	int32_t i32;
+	return (int)read_number(c, (const char *)r->data + offset, size);
+}
 
-	if (!c->swap && size == 2) {
-		memcpy(&u16, p, 2);
-		return u16;
+/*
+ * Field @f of @r as tep_read_number_field() reads it (0 for a size it
+ * does not read), without its calls: the merge reads one or more of every
+ * host KVM record.
+ */
+uint64_t td_read_field(const struct td_common *c, const struct tep_record *r,
+		       const struct tep_format_field *f)
+{
+	switch (f->size) {
+	case 1:
+	case 2:
+	case 4:
+	case 8:
+		return read_number(c, (const char *)r->data + f->offset, f->size);
+	default:
+		return 0;
 	}
-	if (!c->swap && size == 4) {
-		memcpy(&i32, p, 4);
-		return i32;
-	}
-	return (int)tep_read_number(c->tep, p, size);
 }
 
 int td_record_type(const struct td_common *c, const struct tep_record *r)

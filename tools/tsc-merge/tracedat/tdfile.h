@@ -128,6 +128,8 @@ void td_common_init(struct td_common *c, struct tep_handle *tep);
 int td_record_type(const struct td_common *c, const struct tep_record *r);
 int td_record_pid(const struct td_common *c, const struct tep_record *r);
 struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int *type);
+uint64_t td_read_field(const struct td_common *c, const struct tep_record *r,
+		       const struct tep_format_field *f);
 int trace_file_open(struct trace_file *tf, const char *path);
 void trace_file_close(struct trace_file *tf);
 int trace_file_count_cpus(struct trace_file *tf);
