@@ -38,6 +38,12 @@ struct stream {
 	struct conversion conv;		/* how @key was found */
 	unsigned int order;		/* breaks ties: host streams first */
 	struct task task;		/* of its last event */
+	/*
+	 * What its events tell the sinks alike: machine, CPU and a guest's
+	 * vCPU. Each event starts as a copy, which costs less than zeroing
+	 * a new one.
+	 */
+	struct sink_event shared;
 };
 
 struct merge {
@@ -138,6 +144,9 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 			s->guest = g;
 			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;
 			s->cursor.level = g ? g->level : LEVEL_L1;
+			s->shared.machine = g ? g - m->guests + 1 : 0;
+			s->shared.cpu = cpu;
+			s->shared.vcpu = describe_vcpu(m->desc, s->vcpu);
 			s->order = m->nr_streams++;
 		}
 	}
@@ -241,7 +250,6 @@ static void measure_shift(struct stream *s, const struct sink_event *e)
 
 static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
 {
-	e->vcpu = describe_vcpu(m->desc, s->vcpu);
 	/*
 	 * Before the host recording began (record-host.sh started while the
 	 * guest ran) no run can be checked: the event is placed with the
@@ -312,18 +320,15 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 		.cache = m->info, .field_buf = m->fields, .tep = s->tep, .record = s->rec,
 		.event = event,
 	};
-	struct sink_event e = {
-		.host_ts = s->key,
-		.guest_ts = s->rec->ts,
-		.machine = s->guest ? s->guest - m->guests + 1 : 0,
-		.cpu = s->cpu,
-		.event_id = event ? event->id : -1,
-		.name = event ? event->name : "unknown",
-		.text = &text,
-	};
+	struct sink_event e = s->shared;
 	enum damage damage;
 	int i;
 
+	e.host_ts = s->key;
+	e.guest_ts = s->rec->ts;
+	e.event_id = event ? event->id : -1;
+	e.name = event ? event->name : "unknown";
+	e.text = &text;
 	if (m->tasks)
 		find_task(m, s, &e);
 	if (s->key < m->last_key)
