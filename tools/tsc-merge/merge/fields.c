@@ -52,38 +52,11 @@ static bool is_string(const struct tep_format_field *f)
 	       ((f->flags & TEP_FIELD_IS_ARRAY) && f->elementsize == 1);
 }
 
-/* tep_read_number(), without its call in the file's own byte order. */
-static unsigned long long number_at(const struct field_buf *b, struct event_text *t,
-				    const struct tep_format_field *f)
-{
-	const char *p = (const char *)t->record->data + f->offset;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	if (b->swap)
-		return tep_read_number(t->tep, p, f->size);
-	switch (f->size) {
-	case 1:
-		return *(const unsigned char *)p;
-	case 2:
-		memcpy(&u16, p, 2);
-		return u16;
-	case 4:
-		memcpy(&u32, p, 4);
-		return u32;
-	case 8:
-		memcpy(&u64, p, 8);
-		return u64;
-	default:
-		return tep_read_number(t->tep, p, f->size);
-	}
-}
-
 static void read_number(const struct field_buf *b, struct event_text *t,
 			struct tep_format_field *f, struct sink_field *v)
 {
-	unsigned long long n = number_at(b, t, f);
+	const char *p = (const char *)t->record->data + f->offset;
+	unsigned long long n = td_read_number(t->tep, b->swap, p, f->size);
 	unsigned int bits = f->size * 8;
 
 	v->kind = SINK_FIELD_UINT;

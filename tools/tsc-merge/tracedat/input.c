@@ -246,34 +246,10 @@ void td_common_init(struct td_common *c, struct tep_handle *tep)
 	}
 }
 
-/* tep_read_number(), read in place when the file's byte order is ours. */
-static unsigned long long read_number(const struct td_common *c, const char *p, int size)
-{
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	if (c->swap)
-		return tep_read_number(c->tep, p, size);
-	switch (size) {
-	case 2:
-		memcpy(&u16, p, 2);
-		return u16;
-	case 4:
-		memcpy(&u32, p, 4);
-		return u32;
-	case 8:
-		memcpy(&u64, p, 8);
-		return u64;
-	default:
-		return tep_read_number(c->tep, p, size);
-	}
-}
-
 /* tep_read_number() as an int, as __parse_common() returns it. */
 static int read_common(const struct td_common *c, const struct tep_record *r, int offset, int size)
 {
-	return (int)read_number(c, (const char *)r->data + offset, size);
+	return (int)td_read_number(c->tep, c->swap, (const char *)r->data + offset, size);
 }
 
 /*
@@ -289,7 +265,7 @@ uint64_t td_read_field(const struct td_common *c, const struct tep_record *r,
 	case 2:
 	case 4:
 	case 8:
-		return read_number(c, (const char *)r->data + f->offset, f->size);
+		return td_read_number(c->tep, c->swap, (const char *)r->data + f->offset, f->size);
 	default:
 		return 0;
 	}

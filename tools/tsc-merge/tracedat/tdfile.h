@@ -9,6 +9,7 @@
 #ifndef TSC_MERGE_TDFILE_H
 #define TSC_MERGE_TDFILE_H
 
+#include <string.h>
 #include <traceevent/event-parse.h>
 #include <trace-cmd/trace-cmd.h>
 
@@ -128,6 +129,38 @@ void td_common_init(struct td_common *c, struct tep_handle *tep);
 int td_record_type(const struct td_common *c, const struct tep_record *r);
 int td_record_pid(const struct td_common *c, const struct tep_record *r);
 struct tep_event *td_record_event(struct td_common *c, struct tep_record *r, int *type);
+
+/*
+ * tep_read_number(), read in place when the file's byte order is ours
+ * (@swap false): the merge reads numbers of every record, and a call each
+ * costs more than the read. Inline for the same reason.
+ */
+static inline unsigned long long td_read_number(struct tep_handle *tep, bool swap,
+						const char *p, int size)
+{
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	if (swap)
+		return tep_read_number(tep, p, size);
+	switch (size) {
+	case 1:
+		return *(const unsigned char *)p;
+	case 2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return u32;
+	case 8:
+		memcpy(&u64, p, 8);
+		return u64;
+	default:
+		return tep_read_number(tep, p, size);
+	}
+}
+
 uint64_t td_read_field(const struct td_common *c, const struct tep_record *r,
 		       const struct tep_format_field *f);
 int trace_file_open(struct trace_file *tf, const char *path);
