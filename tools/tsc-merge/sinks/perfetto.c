@@ -111,7 +111,10 @@ struct bytes {
 	size_t alloc;
 };
 
-/* CompactSched's packed arrays, in the order of their field numbers here. */
+/*
+ * CompactSched's packed arrays, in the order of their field numbers here:
+ * each kind's time, then its four values (compact_add()).
+ */
 enum {
 	CS_SWITCH_TS, CS_PREV_STATE, CS_NEXT_PID, CS_NEXT_PRIO, CS_NEXT_COMM,
 	CS_WAKING_TS, CS_WAKING_PID, CS_WAKING_CPU, CS_WAKING_PRIO, CS_WAKING_COMM,
@@ -1143,9 +1146,20 @@ static int intern_comm(struct bundle *b, const char *comm)
 	return b->nr_comms++;
 }
 
-static void compact_put(struct bundle *b, int array, uint64_t v)
+/*
+ * One compact event: its time into array @first as a delta from the last
+ * (@last, @has: that array's), its four values into the arrays after it.
+ */
+static void compact_add(struct bundle *b, int first, uint64_t ts, uint64_t *last, bool *has,
+			const int64_t values[4])
 {
-	bytes_varint(&b->compact[array], v);
+	int i;
+
+	bytes_varint(&b->compact[first], *has ? ts - *last : ts);
+	for (i = 0; i < 4; i++)
+		bytes_varint(&b->compact[first + 1 + i], values[i]);
+	*last = ts;
+	*has = true;
 }
 
 /*
@@ -1188,13 +1202,8 @@ static bool compact_switch(struct bundle *b, const struct sink_event *e,
 	}
 	if (comm < 0)
 		return false;
-	compact_put(b, CS_SWITCH_TS, b->has_switch ? ts - b->switch_ts : ts);
-	compact_put(b, CS_PREV_STATE, prev_state);
-	compact_put(b, CS_NEXT_PID, next_pid);
-	compact_put(b, CS_NEXT_PRIO, next_prio);
-	compact_put(b, CS_NEXT_COMM, comm);
-	b->switch_ts = ts;
-	b->has_switch = true;
+	compact_add(b, CS_SWITCH_TS, ts, &b->switch_ts, &b->has_switch,
+		    (const int64_t[]){ prev_state, next_pid, next_prio, comm });
 	return true;
 }
 
@@ -1222,13 +1231,8 @@ static bool compact_waking(struct bundle *b, const struct sink_event *e,
 	comm = intern_comm(b, comm_f->str);
 	if (comm < 0)
 		return false;
-	compact_put(b, CS_WAKING_TS, b->has_waking ? ts - b->waking_ts : ts);
-	compact_put(b, CS_WAKING_PID, pid);
-	compact_put(b, CS_WAKING_CPU, target_cpu);
-	compact_put(b, CS_WAKING_PRIO, prio);
-	compact_put(b, CS_WAKING_COMM, comm);
-	b->waking_ts = ts;
-	b->has_waking = true;
+	compact_add(b, CS_WAKING_TS, ts, &b->waking_ts, &b->has_waking,
+		    (const int64_t[]){ pid, target_cpu, prio, comm });
 	return true;
 }
 
