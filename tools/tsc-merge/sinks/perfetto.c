@@ -173,6 +173,20 @@ enum { WK_COMM, WK_SUCCESS, WK_PID, WK_PRIO, WK_TARGET_CPU, WK_FIELDS };
 
 enum plan_kind { PLAN_OTHER, PLAN_SWITCH, PLAN_WAKING };
 
+/* The names of the fields above, by plan kind; NULL: none. */
+static const char *const plan_field_names[][PLAN_FIELDS] = {
+	[PLAN_SWITCH] = {
+		[SW_PREV_COMM] = "prev_comm", [SW_NEXT_COMM] = "next_comm",
+		[SW_PREV_PID] = "prev_pid", [SW_PREV_PRIO] = "prev_prio",
+		[SW_PREV_STATE] = "prev_state", [SW_NEXT_PID] = "next_pid",
+		[SW_NEXT_PRIO] = "next_prio",
+	},
+	[PLAN_WAKING] = {
+		[WK_COMM] = "comm", [WK_SUCCESS] = "success", [WK_PID] = "pid",
+		[WK_PRIO] = "prio", [WK_TARGET_CPU] = "target_cpu",
+	},
+};
+
 /* A typed message's field as it is written: the event's field it takes, its tag and type. */
 struct wire_field {
 	unsigned int from;
@@ -959,7 +973,7 @@ static const struct sink_field *field_named(const struct sink_field *f, unsigned
 
 static int field_index(const struct sink_field *f, unsigned int nr, const char *name)
 {
-	const struct sink_field *at = field_named(f, nr, name);
+	const struct sink_field *at = name ? field_named(f, nr, name) : NULL;
 
 	return at ? at - f : -1;
 }
@@ -1008,23 +1022,12 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 	}
 	plan->names[nr] = e->name;
 	plan->kind = PLAN_OTHER;
-	if (!strcmp(e->name, "sched_switch")) {
+	if (!strcmp(e->name, "sched_switch"))
 		plan->kind = PLAN_SWITCH;
-		plan->at[SW_PREV_COMM] = field_index(f, nr, "prev_comm");
-		plan->at[SW_NEXT_COMM] = field_index(f, nr, "next_comm");
-		plan->at[SW_PREV_PID] = field_index(f, nr, "prev_pid");
-		plan->at[SW_PREV_PRIO] = field_index(f, nr, "prev_prio");
-		plan->at[SW_PREV_STATE] = field_index(f, nr, "prev_state");
-		plan->at[SW_NEXT_PID] = field_index(f, nr, "next_pid");
-		plan->at[SW_NEXT_PRIO] = field_index(f, nr, "next_prio");
-	} else if (!strcmp(e->name, "sched_waking")) {
+	else if (!strcmp(e->name, "sched_waking"))
 		plan->kind = PLAN_WAKING;
-		plan->at[WK_COMM] = field_index(f, nr, "comm");
-		plan->at[WK_SUCCESS] = field_index(f, nr, "success");
-		plan->at[WK_PID] = field_index(f, nr, "pid");
-		plan->at[WK_PRIO] = field_index(f, nr, "prio");
-		plan->at[WK_TARGET_CPU] = field_index(f, nr, "target_cpu");
-	}
+	for (i = 0; plan->kind != PLAN_OTHER && i < PLAN_FIELDS; i++)
+		plan->at[i] = field_index(f, nr, plan_field_names[plan->kind][i]);
 	plan->described = -1;
 	plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, e->name);
 	if (!resolve_typed(plan->fd, f, nr, plan->in)) {
