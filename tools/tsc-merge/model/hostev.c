@@ -172,6 +172,7 @@ static enum host_kind decode(const struct host_events *he, struct tracecmd_input
 		ev->prev = t.prev;
 		ev->next = t.next;
 		ev->frac = t.frac_bits;
+		ev->prev_mult = t.prev_multiplier;
 		ev->mult = t.multiplier;
 		ev->pid = td_record_pid(&he->common, r);
 		return ev->kind = k;

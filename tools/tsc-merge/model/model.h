@@ -180,6 +180,7 @@ struct host_ev {
 	unsigned int vcpu_id;
 	uint64_t prev;
 	uint64_t next;
+	uint64_t prev_mult;		/* kvm_nested_tsc_offset */
 	uint64_t mult;			/* kvm_nested_tsc_offset */
 	unsigned int frac;		/* kvm_write_tsc_multiplier */
 	bool guest_mode;

@@ -205,12 +205,15 @@ static void apply_nested(struct scan *sc, struct vcpu *v, const struct host_ev *
 	struct tsc_step *s;
 
 	ensure_first_step(v);
-	/* The trace began in L2: L2's values applied until this exit. */
+	/*
+	 * The trace began in L2: L2's pair, the one this exit replaces,
+	 * applied until it; the multiplier after it is L1's.
+	 */
 	if (!v->steps[LEVEL_L2].nr && !ev->guest_mode) {
 		s = push_step(&v->steps[LEVEL_L2], 0, "before the first TSC event");
 		s->offset = ev->prev;
 		s->active = true;
-		set_l2_scale(sc, s, v, ev->mult);
+		set_l2_scale(sc, s, v, ev->prev_mult);
 	}
 	s = push_step(&v->steps[LEVEL_L2], ev->ts, TSC_NESTED_EVENT);
 	s->active = ev->guest_mode;

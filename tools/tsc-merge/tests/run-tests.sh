@@ -199,6 +199,24 @@ test_l1_event_in_l2_run()
 	tap_result $? "an L1 guest event while the vCPU ran L2 is outside, marked '!', exit 3"
 }
 
+# record-host.sh started while vCPU 0 ran L2: the snapshot gives L1's
+# offset 1000 and multiplier 2^32 at frac 32; the first nested event, the
+# exit at 450, says L2 had offset 50000 and multiplier 2^31 (half speed)
+# before it. Guest 50100 = ((h * 2^31) >> 32) + 50000 is host h = 200,
+# before the host recording began; L1's multiplier would give 100.
+test_nested_began_in_l2()
+{
+	# shellcheck disable=SC2028 # the \n in buf is mktrace's to read, kept as written
+	{ echo "comm 1001 vcpu0"; echo "comm 1000 qemu"
+	  echo "0 300 7 ftrace:print ip=0 buf=\"kvm-tsc-snapshot vm=1000-12 pid=1000 vcpu=0 tid=1001 tsc_offset=1000 tsc_scaling_ratio=4294967296 tsc_scaling_ratio_frac_bits=32\n\""
+	  echo "0 450 1001 kvm:kvm_nested_tsc_offset vcpu_id=0 guest_mode=0 previous_tsc_offset=50000 next_tsc_offset=1000 previous_tsc_multiplier=0x80000000 tsc_multiplier=0x100000000"
+	  run 1001 0 500 600; } | mktrace l2first-host
+	{ mark 0 50100 early; } | mktrace l2first-guest
+	merge l2first -H "$WORK/l2first-host.dat" -g l2="$WORK/l2first-guest.dat@1000,l2"
+	expect 0 "200 l2:0 print: 0x0: early"
+	tap_result $? "a trace begun in L2: the L2 step before the first exit has that exit's previous multiplier"
+}
+
 # The vCPU existed before the recording: its first offset event's
 # previous value (500) applies to the run before it.
 test_before_first_event()
@@ -971,9 +989,10 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((67 + unit_plan))
+	tap_plan $((68 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
-		 test_scaling_amd test_nested test_l1_event_in_l2_run test_before_first_event \
+		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
+		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
