@@ -278,7 +278,7 @@ static int tie_guests(struct options *o, struct trace_file *host, struct vm_tabl
 		struct guest *g = &o->guests[i];
 		unsigned int c;
 
-		if (vm_table_tie_guest(vms, g, host) || guest_check_cpus(g)) {
+		if (vm_table_tie_guest(vms, g, host) || guest_check_cpus(g, host)) {
 			errors++;
 			continue;
 		}

@@ -143,7 +143,7 @@ int vcpu_process(const struct vcpu *v);
 void vm_table_add_guest_options(struct vm_table *t, const struct trace_file *host);
 void vm_table_set_unseen(struct vm_table *t, const char *events);
 int vm_table_tie_guest(struct vm_table *t, struct guest *g, const struct trace_file *host);
-int guest_check_cpus(struct guest *g);
+int guest_check_cpus(struct guest *g, const struct trace_file *host);
 
 /* hostev.c */
 enum host_kind {

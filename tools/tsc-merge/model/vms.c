@@ -423,14 +423,40 @@ static struct vm *pick_automatically(struct vm_table *t, struct guest *g)
 	return NULL;
 }
 
+static bool vm_has_l2_steps(const struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i] && vm->vcpus[i]->steps[LEVEL_L2].nr)
+			return true;
+	return false;
+}
+
+/*
+ * A nested guest is converted with the L2 steps kvm_nested_tsc_offset
+ * gives; with none for any vCPU of its VM, the cause is the recording or
+ * the kernel, not one CPU: say once what gets the event.
+ */
+static int check_nested_recorded(const struct guest *g, const struct trace_file *host)
+{
+	if (g->level != LEVEL_L2 || vm_has_l2_steps(g->vm))
+		return 0;
+	fprintf(stderr, "%s: a nested (,l2) guest of VM @%d.%u, but the host trace %s has no kvm:kvm_nested_tsc_offset for that VM's vCPUs: the event comes from this project's kernel series (patches/, applied with make apply KSRC=/path/to/linux, README.md \"Your own kernel\") and must be recorded (-e kvm:kvm_nested_tsc_offset; tools/record-host/record-host.sh records it when the kernel has it), while the nested guest runs\n",
+		g->file.path, g->vm->pid, g->vm->gen, host->path);
+	return -1;
+}
+
 /*
  * Every guest CPU that holds events must be a vCPU the host trace knows,
  * with steps at the guest's level; say so now rather than mid-merge.
  */
-int guest_check_cpus(struct guest *g)
+int guest_check_cpus(struct guest *g, const struct trace_file *host)
 {
 	int b, cpu, errors = 0;
 
+	if (check_nested_recorded(g, host))
+		return -1;
 	for (b = 0; b < g->file.nr_buffers; b++) {
 		for (cpu = 0; cpu < tracecmd_cpus(g->file.buffers[b]); cpu++) {
 			struct vcpu *v = vm_find_vcpu(g->vm, cpu);

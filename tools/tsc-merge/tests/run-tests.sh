@@ -182,7 +182,7 @@ test_nested()
 	  echo "0 250 1001 kvm:kvm_nested_tsc_offset vcpu_id=0 guest_mode=1 previous_tsc_offset=1000 next_tsc_offset=50000 tsc_multiplier=0x100000000"
 	  run 1001 0 300 400
 	  echo "0 450 1001 kvm:kvm_nested_tsc_offset vcpu_id=0 guest_mode=0 previous_tsc_offset=50000 next_tsc_offset=1000 tsc_multiplier=0x100000000"
-	  run 1001 0 500 600; } | mktrace l2-host
+	  run 1001 0 500 600; } | tee "$WORK/l2-host.spec" | mktrace l2-host
 	{ mark 0 1150 l1a; mark 0 1550 l1b; } | mktrace l2-l1guest
 	{ mark 0 50350 inner; } | mktrace l2-l2guest
 	merge l2 -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
@@ -504,6 +504,20 @@ test_nested_needs_pid()
 	merge l2auto -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat,l2"
 	expect_error "a nested (,l2) guest needs the VMM pid"
 	tap_result $? "a nested guest without @PID is refused: its CPUs do not identify a VM"
+}
+
+# The nested pair's host recorded without kvm_nested_tsc_offset (a kernel
+# without the series, or the event left out): one error for the ,l2
+# guest that says where the event comes from and how to record it.
+test_nested_unrecorded()
+{
+	grep -v kvm_nested_tsc_offset "$WORK/l2-host.spec" | mktrace l2-nonested-host
+	merge l2nonested -H "$WORK/l2-nonested-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
+	expect_error "$WORK/l2-l2guest.dat: a nested (,l2) guest of VM @1000.1, but the host trace $WORK/l2-nonested-host.dat has no kvm:kvm_nested_tsc_offset for that VM's vCPUs" &&
+		expect_error "this project's kernel series (patches/, applied with make apply KSRC=" &&
+		expect_error "must be recorded (-e kvm:kvm_nested_tsc_offset" &&
+		[ "$(grep -c . <<<"$ERR")" = 1 ]
+	tap_result $? "a nested guest whose host trace has no kvm_nested_tsc_offset: one error naming the guest, the series and the event to record"
 }
 
 test_json()
@@ -989,12 +1003,12 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((68 + unit_plan))
+	tap_plan $((69 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_nested_unrecorded test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
