@@ -474,6 +474,28 @@ static void warn_merge(const struct options *o, const struct trace_file *host,
 }
 
 /*
+ * Most of an L1 guest's events outside every run of its VM but inside the
+ * runs of the VM's nested guest: a trace recorded inside L2, given
+ * without ,l2.
+ */
+static void hint_nested(const struct options *o)
+{
+	char spec[32];
+	int i;
+
+	for (i = 0; i < o->nr_guests; i++) {
+		const struct guest *g = &o->guests[i];
+
+		if (g->outside_fit_l2 * 2 <= g->events)
+			continue;
+		guest_vm_spec(g, spec, sizeof(spec));
+		fprintf(stderr, "kvm-tsc-merge: %s: %llu of its %llu events fall outside every run of VM %s but inside the runs of its nested guest (kvm_nested_tsc_offset): recorded inside that nested guest? Give it with ,l2: --guest %s=%s%s,l2\n",
+			g->file.path, (unsigned long long)g->outside_fit_l2,
+			(unsigned long long)g->events, spec, g->name, g->file.path, spec);
+	}
+}
+
+/*
  * The host's TSC rate: -k, else trace-cmd's TSC2NSEC option (its tsc2nsec
  * clock), else record-host.sh's snapshot. The text timeline keeps TSC
  * ticks unless -k is given, so that it reads like the host's raw events.
@@ -514,6 +536,7 @@ static int run(struct options *o, struct trace_file *host, struct vm_table *vms)
 		return EXIT_BAD_INPUT;
 	if (stats.outside || stats.ambiguous || stats.out_of_order || stats.damaged) {
 		warn_merge(o, host, &stats);
+		hint_nested(o);
 		return EXIT_OUTSIDE;
 	}
 	return 0;

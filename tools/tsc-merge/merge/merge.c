@@ -32,6 +32,7 @@ struct stream {
 	struct guest *guest;		/* NULL for the host */
 	struct vcpu *vcpu;
 	struct guest_cursor cursor;
+	struct guest_cursor l2_cursor;	/* an L1 guest's events tried as L2's */
 	struct tep_record *rec;
 	uint64_t next_offset;		/* for record_repeats() */
 	uint64_t key;			/* host time of @rec */
@@ -144,6 +145,7 @@ static int add_streams(struct merge *m, struct trace_file *tf, struct guest *g)
 			s->guest = g;
 			s->vcpu = g ? vm_find_vcpu(g->vm, cpu) : NULL;
 			s->cursor.level = g ? g->level : LEVEL_L1;
+			s->l2_cursor.level = LEVEL_L2;
 			s->shared.machine = g ? g - m->guests + 1 : 0;
 			s->shared.cpu = cpu;
 			s->shared.vcpu = describe_vcpu(m->desc, s->vcpu);
@@ -228,6 +230,18 @@ static void count_guest(struct merge *m, struct stream *s, const struct sink_eve
 }
 
 /*
+ * An L1 guest's event outside every run that an L2 step's runs would
+ * hold: counted, so that a nested guest's trace given without ,l2 is
+ * named as such.
+ */
+static void try_l2(struct stream *s, const struct sink_event *e)
+{
+	if (e->outside && s->guest->level == LEVEL_L1 &&
+	    convert_fits_runs(s->vcpu, &s->l2_cursor, e->guest_ts))
+		s->guest->outside_fit_l2++;
+}
+
+/*
  * How far trace-cmd's own time sync (the guest file's TIME_SHIFT, from its
  * agent's kvm or ptp protocol) puts a guest event from the host time found
  * exactly, per vCPU: what the summary reports and --sync-out's copies
@@ -261,6 +275,7 @@ static void guest_event(struct merge *m, struct stream *s, struct sink_event *e)
 		e->outside = conversion_outside_run(&s->conv, s->vcpu, s->guest->level);
 	e->ambiguous = s->conv.ambiguous;
 	count_guest(m, s, e);
+	try_l2(s, e);
 	measure_shift(s, e);
 }
 

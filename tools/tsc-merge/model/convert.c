@@ -62,28 +62,46 @@ static bool convert_outside(const struct step_list *l, size_t from,
 	return found;
 }
 
+/* The first step from @from whose runs hold @guest; @l->nr: none does. */
+static size_t first_fit(const struct step_list *l, size_t from, uint64_t guest,
+			uint64_t *host)
+{
+	while (from < l->nr && !fits_runs(&l->steps[from], guest, host))
+		from++;
+	return from;
+}
+
 bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
 		      struct conversion *out)
 {
 	const struct step_list *l = &v->steps[c->level];
+	size_t i = first_fit(l, c->step, guest, &out->host);
 	uint64_t h;
-	size_t i;
 
 	out->ambiguous = false;
-	out->no_step_run = false;
-	for (i = c->step; i < l->nr; i++) {
-		if (!fits_runs(&l->steps[i], guest, &out->host))
-			continue;
-		c->step = i;
-		while (++i < l->nr)
-			if (fits_runs(&l->steps[i], guest, &h)) {
-				out->ambiguous = true;
-				break;
-			}
-		return true;
-	}
-	out->no_step_run = true;
-	return convert_outside(l, c->step, guest, &out->host);
+	out->no_step_run = i == l->nr;
+	if (out->no_step_run)
+		return convert_outside(l, c->step, guest, &out->host);
+	c->step = i;
+	out->ambiguous = first_fit(l, i + 1, guest, &h) < l->nr;
+	return true;
+}
+
+/*
+ * Would a step of @c's level, from the cursor on, hold @guest in its runs?
+ * For a guest event outside every run of the level it was given at: a
+ * trace recorded inside L2 but given without ,l2 fits L2's runs.
+ */
+bool convert_fits_runs(const struct vcpu *v, struct guest_cursor *c, uint64_t guest)
+{
+	const struct step_list *l = &v->steps[c->level];
+	uint64_t h;
+	size_t i = first_fit(l, c->step, guest, &h);
+
+	if (i == l->nr)
+		return false;
+	c->step = i;
+	return true;
 }
 
 /*

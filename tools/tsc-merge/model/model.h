@@ -104,6 +104,7 @@ struct guest {
 	uint64_t events;
 	uint64_t outside;
 	uint64_t ambiguous;
+	uint64_t outside_fit_l2;	/* outside, but inside an L2 run */
 };
 
 /* tscmath.c */
@@ -242,6 +243,7 @@ struct conversion {
 
 bool convert_guest_ts(struct vcpu *v, struct guest_cursor *c, uint64_t guest,
 		      struct conversion *out);
+bool convert_fits_runs(const struct vcpu *v, struct guest_cursor *c, uint64_t guest);
 bool conversion_outside_run(const struct conversion *c, const struct vcpu *v,
 			    enum tsc_level level);
 

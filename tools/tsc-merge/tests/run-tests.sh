@@ -520,6 +520,21 @@ test_nested_unrecorded()
 	tap_result $? "a nested guest whose host trace has no kvm_nested_tsc_offset: one error naming the guest, the series and the event to record"
 }
 
+# test_nested's L2 trace given without ,l2: with L1's offset 1000 its
+# event, guest 50350, is host 49350, outside every run, as before; with
+# the L2 step's offset 50000 it is host 350, inside the L2 run 300..400,
+# which the hint says. An L1 guest whose event fits no L2 run gets none.
+test_l2_guest_given_as_l1()
+{
+	merge l2asl1 -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat@1000"
+	expect 3 "49350 l2:0! print: 0x0: inner" &&
+		expect_stderr 3 "1 guest events fell outside every host run interval" &&
+		expect_stderr 3 "kvm-tsc-merge: $WORK/l2-l2guest.dat: 1 of its 1 events fall outside every run of VM @1000.1 but inside the runs of its nested guest (kvm_nested_tsc_offset): recorded inside that nested guest? Give it with ,l2: --guest l2=$WORK/l2-l2guest.dat@1000.1,l2" F &&
+		merge l2bad-hint -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest-bad.dat" &&
+		[ "$STATUS" = 3 ] && ! grep -q ",l2" <<<"$ERR"
+	tap_result $? "a nested guest's trace given without ,l2: outside, exit 3, and a hint naming the file and its ,l2 spec"
+}
+
 test_json()
 {
 	"$MERGE" -q -n -k 1000 -j "$WORK/vms.json" -H "$WORK/vms-host.dat" \
@@ -1003,12 +1018,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((69 + unit_plan))
+	tap_plan $((70 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_nested_unrecorded test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
+		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
