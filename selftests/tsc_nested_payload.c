@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tsc_nested_payload: run a tiny guest that makes a ucall right after each
+ * rdtsc, and write every value it reads into this kernel's trace_marker.
+ *
+ * Not a test: it checks nothing but that the guest reports what it should.
+ * It is the innermost guest of the test VM's three-level run
+ * (scripts/guest/vm-nested-trace.sh, mode "nested"): run inside a guest
+ * that is itself a KVM host, each ucall is a port write (libkvm's port
+ * 0x1000) that exits to the outermost KVM first, so the outer host's trace
+ * has an IO exit for every marker this program writes into the middle
+ * guest's trace. A marker reads
+ *
+ *	ktt-n-marker cpu=C seq=K tsc=T
+ *
+ * with C the vCPU, K the guest's own count and T the guest's rdtsc,
+ * decimal. Half way, each vCPU's IA32_TSC jumps forward (KVM_SET_MSRS), so
+ * that this kernel's KVM writes a new TSC offset between two markers; the
+ * jump is written into the trace too, as "ktt-n-jump cpu=C from=X to=Y".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <tracefs/tracefs.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "ucall_common.h"
+
+#include "kvm_dev.h"
+
+#define MAX_VCPUS	16
+#define DEFAULT_MARKERS	50
+#define DEFAULT_JUMP	1000000000000ULL
+
+static unsigned int nr_vcpus = 1;
+static unsigned int nr_markers = DEFAULT_MARKERS;
+static uint64_t tsc_jump = DEFAULT_JUMP;
+/* trace_marker of the top-level buffer, or of the instance -i names. */
+static int marker_fd = -1;
+
+/* What one vCPU's thread saw, printed once all are done. */
+struct vcpu_result {
+	struct kvm_vcpu *vcpu;
+	uint64_t first_tsc;
+	uint64_t last_tsc;
+	uint64_t jump_from;
+	uint64_t jump_to;
+};
+
+static void guest_code(void)
+{
+	uint64_t seq, tsc;
+
+	/* Nothing between the rdtsc and the port exit but ucall's own setup. */
+	for (seq = 0; ; seq++) {
+		tsc = rdtsc();
+		GUEST_SYNC_ARGS(seq, tsc, 0, 0, 0);
+	}
+}
+
+/*
+ * One write() a line, so that a line is one ftrace print event. With the
+ * buffer's tracing_on at 0 the kernel refuses the write with EBADF.
+ */
+static void write_trace_line(const char *fmt, ...)
+{
+	char line[128];
+	va_list ap;
+	int len, err;
+
+	va_start(ap, fmt);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	TEST_ASSERT(len > 0 && len < (int)sizeof(line), "marker line too long");
+	/* errno saved: the assertion's own report changes it first. */
+	err = write(marker_fd, line, len) == len ? 0 : errno;
+	TEST_ASSERT(!err, "writing '%.*s' to trace_marker: %s%s", len - 1, line, strerror(err),
+		    err == EBADF ? " (tracing_on is 0)" : "");
+}
+
+/* Run the vCPU to its next ucall: the guest's rdtsc for sequence @seq. */
+static uint64_t next_tsc(struct kvm_vcpu *vcpu, uint64_t seq)
+{
+	struct ucall uc;
+
+	vcpu_run(vcpu);
+	TEST_ASSERT_KVM_EXIT_REASON(vcpu, KVM_EXIT_IO);
+	switch (get_ucall(vcpu, &uc)) {
+	case UCALL_SYNC:
+		TEST_ASSERT(uc.args[1] == seq, "vCPU %u: guest reported seq %lu, expected %lu",
+			    vcpu->id, uc.args[1], seq);
+		return uc.args[2];
+	case UCALL_ABORT:
+		REPORT_GUEST_ASSERT(uc);
+		break;
+	default:
+		TEST_FAIL("vCPU %u: unexpected ucall %lu", vcpu->id, uc.cmd);
+	}
+	return 0;
+}
+
+/*
+ * While the vCPU waits in its ucall exit: the kernel's KVM writes a new
+ * TSC offset, and the guest's next rdtsc is @tsc_jump ahead of its last.
+ */
+static void jump_tsc(struct vcpu_result *r)
+{
+	struct kvm_vcpu *vcpu = r->vcpu;
+	uint64_t to;
+
+	r->jump_from = vcpu_get_msr(vcpu, MSR_IA32_TSC);
+	/* A local: vcpu_set_msr() declares an r of its own. */
+	to = r->jump_from + tsc_jump;
+	vcpu_set_msr(vcpu, MSR_IA32_TSC, to);
+	r->jump_to = to;
+	write_trace_line("ktt-n-jump cpu=%u from=%" PRIu64 " to=%" PRIu64 "\n",
+			 vcpu->id, r->jump_from, r->jump_to);
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu_result *r = arg;
+	uint64_t seq, tsc;
+
+	for (seq = 0; seq < nr_markers; seq++) {
+		if (tsc_jump && seq == nr_markers / 2)
+			jump_tsc(r);
+		tsc = next_tsc(r->vcpu, seq);
+		write_trace_line("ktt-n-marker cpu=%u seq=%" PRIu64 " tsc=%" PRIu64 "\n",
+				 r->vcpu->id, seq, tsc);
+		if (!seq)
+			r->first_tsc = tsc;
+		r->last_tsc = tsc;
+	}
+	return NULL;
+}
+
+static void open_trace_marker(const char *instance_name)
+{
+	struct tracefs_instance *inst = NULL;
+	char *path;
+
+	if (instance_name) {
+		TEST_ASSERT(tracefs_instance_exists(instance_name),
+			    "no tracefs instance %s", instance_name);
+		inst = tracefs_instance_alloc(NULL, instance_name);
+		TEST_ASSERT(inst, "tracefs instance %s: %s", instance_name, strerror(errno));
+	}
+	path = tracefs_instance_get_file(inst, "trace_marker");
+	TEST_ASSERT(path, "the path of trace_marker: %s", strerror(errno));
+	marker_fd = open(path, O_WRONLY | O_CLOEXEC);
+	TEST_ASSERT(marker_fd >= 0, "opening %s: %s", path, strerror(errno));
+	tracefs_put_tracing_file(path);
+	tracefs_instance_free(inst);
+}
+
+static void usage(const char *name)
+{
+	printf("usage: %s [-v VCPUS] [-n MARKERS] [-j CYCLES] [-i INSTANCE]\n"
+	       "  -v VCPUS     the guest's vCPUs, each run by a thread of its own (default 1, at most %d)\n"
+	       "  -n MARKERS   markers per vCPU (default %d)\n"
+	       "  -j CYCLES    each vCPU's IA32_TSC jumps forward by CYCLES after half its markers\n"
+	       "               (default %llu; 0: no jump)\n"
+	       "  -i INSTANCE  write into that tracefs instance's trace_marker, not the top-level one\n",
+	       name, MAX_VCPUS, DEFAULT_MARKERS, DEFAULT_JUMP);
+}
+
+static unsigned long long parse_number(const char *opt, const char *arg, unsigned long long max)
+{
+	unsigned long long val;
+	char *end;
+
+	errno = 0;
+	val = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || arg[0] == '-' || val > max) {
+		fprintf(stderr, "-%s %s: give a number from 0 to %llu\n", opt, arg, max);
+		exit(KSFT_FAIL);
+	}
+	return val;
+}
+
+int main(int argc, char *argv[])
+{
+	struct vcpu_result results[MAX_VCPUS] = {};
+	struct kvm_vcpu *vcpus[MAX_VCPUS];
+	pthread_t threads[MAX_VCPUS];
+	const char *instance_name = NULL;
+	int opt, err = kvm_dev_errno();
+	struct vcpu_result *r;
+	struct kvm_vm *vm;
+	unsigned int i;
+
+	while ((opt = getopt(argc, argv, "v:n:j:i:h")) != -1) {
+		switch (opt) {
+		case 'v':
+			nr_vcpus = parse_number("v", optarg, MAX_VCPUS);
+			break;
+		case 'n':
+			nr_markers = parse_number("n", optarg, 1000000);
+			break;
+		case 'j':
+			tsc_jump = parse_number("j", optarg, 1ULL << 62);
+			break;
+		case 'i':
+			instance_name = optarg;
+			break;
+		case 'h':
+			usage(argv[0]);
+			return 0;
+		default:
+			usage(argv[0]);
+			return KSFT_FAIL;
+		}
+	}
+	if (optind < argc || !nr_vcpus) {
+		usage(argv[0]);
+		return KSFT_FAIL;
+	}
+	__TEST_REQUIRE(!geteuid() && tracefs_tracing_dir(), "needs root and a mounted tracefs");
+	__TEST_REQUIRE(!err, KVM_DEV_UNUSABLE, strerror(err));
+	open_trace_marker(instance_name);
+
+	vm = vm_create_with_vcpus(nr_vcpus, guest_code, vcpus);
+	for (i = 0; i < nr_vcpus; i++) {
+		results[i].vcpu = vcpus[i];
+		err = pthread_create(&threads[i], NULL, vcpu_thread, &results[i]);
+		TEST_ASSERT(!err, "creating vCPU %u's thread: %s", i, strerror(err));
+	}
+	for (i = 0; i < nr_vcpus; i++)
+		pthread_join(threads[i], NULL);
+
+	for (i = 0; i < nr_vcpus; i++) {
+		r = &results[i];
+		printf("cpu=%u: %u markers, guest tsc %" PRIu64 " .. %" PRIu64, i, nr_markers,
+		       r->first_tsc, r->last_tsc);
+		if (r->jump_to)
+			printf(", IA32_TSC %" PRIu64 " -> %" PRIu64 " before seq=%u", r->jump_from,
+			       r->jump_to, nr_markers / 2);
+		printf("\n");
+	}
+	kvm_vm_free(vm);
+	close(marker_fd);
+	return 0;
+}
