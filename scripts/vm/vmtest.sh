@@ -118,6 +118,8 @@ readonly QEMU_FIRMWARE="/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxbo
 readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
 # Where the modules are, relative to /ktt, for guest-init.sh.
 readonly MODROOT=${KBUILD_OUT#"$TOP_DIR"/}/modroot
+# The innermost guest's program, which the nested guest's initramfs gets.
+readonly NESTED_PAYLOAD=$BUILD_DIR/selftests-install/kvm-tsc-trace/tsc_nested_payload
 # Where the initramfs of the VM and of the nested guest keep the poll
 # helper their /init and payloads source.
 readonly POLL_LIB=/lib/ktt/poll.sh
@@ -190,12 +192,33 @@ build_l2_initramfs()
 	cp "$TOP_DIR/scripts/guest/nested-guest-init.sh" "$L2_ROOT/init"
 	copy_with_libs trace-cmd "$L2_ROOT"
 	add_poll_lib "$L2_ROOT"
+	add_l2_kvm
 	# Where glibc looks for it: beside the libc trace-cmd runs with.
 	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1
 	[ -f "$lib" ] || die "$lib not found: install the Debian package libgcc-s1"
 	mkdir -p "$L2_ROOT${lib%/*}"
 	cp -L "$lib" "$L2_ROOT$lib"
 	(cd "$L2_ROOT" && find . | cpio -o -H newc --quiet | gzip -9) >"$out"
+}
+
+# What the nested guest needs to be a KVM host itself, for the innermost
+# guest of vm-nested-trace.sh's mode nested: the test kernel's KVM modules
+# (the nested guest boots that kernel), and tsc_nested_payload, which
+# selftests/Makefile links statically like every program of the
+# collection, so that it needs no library; stripped, to keep the
+# initramfs small (the modules have no debug information to strip). A
+# payload not built is only noted: the other modes do without it, and the
+# nested guest's mode nested says it is missing.
+add_l2_kvm()
+{
+	mkdir -p "$L2_ROOT/lib"
+	cp -a "$KBUILD_OUT/modroot/lib/modules" "$L2_ROOT/lib/"
+	if [ -x "$NESTED_PAYLOAD" ]; then
+		mkdir -p "$L2_ROOT/usr/bin"
+		strip -o "$L2_ROOT/usr/bin/${NESTED_PAYLOAD##*/}" "$NESTED_PAYLOAD"
+	else
+		note "$NESTED_PAYLOAD not built ('make selftests'): the nested guest's mode nested will fail"
+	fi
 }
 
 # What vm-nested-trace.sh runs a nested guest with.
