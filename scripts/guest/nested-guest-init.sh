@@ -1,5 +1,5 @@
 #!/bin/busybox sh
-# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: write port-tagged markers around a TSC write on every vCPU, traced by L2 itself (x86-tsc) or by trace-cmd's agent for the host's trace-cmd record -A.
+# nested-guest-init.sh: /init of the nested (L2) guest of the merge test: write port-tagged markers around a TSC write on every vCPU, traced by L2 itself (x86-tsc) or by trace-cmd's agent for the host's trace-cmd record -A, or run and trace a KVM guest of its own.
 #
 # vm-nested-trace.sh boots it inside the test VM (L1) with the test kernel.
 # On every vCPU, each marker is a write to trace_marker immediately followed
@@ -18,7 +18,15 @@
 # vhost-vsock-pci device from L1) for L1's `trace-cmd record -A`, which
 # chooses the events and the clock and takes the trace over vsock when it
 # stops: L2 writes its markers once that recording runs, and stays up until
-# L1 says quit.
+# L1 says quit. "nested" makes L2 a KVM host in turn: it loads kvm_amd
+# (kvm_intel under Bochs), traces itself as "self" does, with its KVM's
+# events, and runs tsc_nested_payload, whose tiny guest (N) makes a ucall
+# right after each rdtsc, a port exit that reaches L1's KVM first, and
+# which writes each value N read into L2's trace as "ktt-n-marker cpu=C
+# seq=K tsc=T"; half way, each of N's vCPUs jumps TSC_JUMP ahead, so that
+# L2's KVM writes a new offset and L1's KVM a new one for N on L2's vCPU.
+# ktt_n_vcpus and ktt_n_markers (default 1 and 50) are N's vCPUs and the
+# markers of each.
 #
 # Its other files go to /export, a directory of L1 shared over 9p. Serial
 # ports: ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then
@@ -42,6 +50,9 @@ readonly QUIT_TIMEOUT=300
 # trace-cmd agent listening, then the recording L1 starts running.
 readonly AGENT_TIMEOUT=60
 readonly MODE=${ktt_mode:-self}
+readonly N_PAYLOAD=/usr/bin/tsc_nested_payload
+readonly N_VCPUS=${ktt_n_vcpus:-1}
+readonly N_MARKERS=${ktt_n_markers:-50}
 AGENT_PID=
 readonly OUT=/export
 readonly OUT_TTY=/dev/ttyS1
@@ -95,6 +106,41 @@ markers_on_all_cpus()
 	done
 }
 
+# Mode nested: L2 becomes a KVM host for N. Its CPU shows svm (QEMU) or
+# vmx (Bochs) only when L1's KVM exposes nested virtualization to it.
+load_kvm()
+{
+	local module
+
+	if grep -qw svm /proc/cpuinfo; then
+		module=kvm_amd
+	elif grep -qw vmx /proc/cpuinfo; then
+		module=kvm_intel
+	else
+		fail "L2's CPU has neither svm nor vmx: L1's KVM does not expose nested virtualization"
+		return 1
+	fi
+	echo "kvm_module $module" >>"$OUT/l2-info.txt"
+	modprobe "$module" >"$OUT/modprobe.log" 2>&1 ||
+		{ fail "modprobe $module: $(tail -1 "$OUT/modprobe.log")"; return 1; }
+	[ -c /dev/kvm ] || { fail "no /dev/kvm after modprobe $module: $(dmesg | grep -i kvm | tail -1)"; return 1; }
+}
+
+# N's run, its output in n-payload.log; its duration as L2's clock sees it
+# (L2's own TSC does not jump in this mode, only N's).
+run_payload()
+{
+	local t0 status=0
+
+	[ -x "$N_PAYLOAD" ] ||
+		{ fail "$N_PAYLOAD is not in L2's initramfs: 'make selftests' before vmtest.sh --nested"; return 1; }
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	"$N_PAYLOAD" -v "$N_VCPUS" -n "$N_MARKERS" -j "$TSC_JUMP" >"$OUT/n-payload.log" 2>&1 || status=$?
+	echo "n_run_s $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f\n", b - a }')" \
+		>>"$OUT/l2-info.txt"
+	[ "$status" = 0 ] || { fail "$N_PAYLOAD exited with status $status: $(tail -1 "$OUT/n-payload.log")"; return 1; }
+}
+
 read_tsc()
 {
 	dd if="/dev/cpu/$1/msr" bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' '
@@ -133,14 +179,36 @@ jump_tsc()
 	echo "tsc_target $target" >>"$OUT/l2-info.txt"
 }
 
-start_tracing()
+# Mode self's events: the scheduler, and the guest's own view of the TSC
+# write, when the kernel has the event.
+self_events()
 {
 	local events="-e sched:sched_switch"
 
-	# The guest's own view of the TSC write, when the kernel has the event.
 	[ -d "$TRACEFS/events/msr/write_msr" ] && events="$events -e msr:write_msr -f msr==0x10"
-	# shellcheck disable=SC2086
-	trace-cmd start -C x86-tsc $events >"$OUT/trace-cmd-start.log" 2>&1 ||
+	echo "$events"
+}
+
+# Mode nested's: what L2's KVM does for N (its TSC offsets, and the
+# series' other TSC events where this kernel has them; entries and exits).
+# The payload's markers, ftrace:print, are not named: the buffer records
+# every trace_marker write while tracing is on, and trace-cmd 3.1.6
+# refuses the event, which has no enable file ("No events enabled with
+# ftrace:print").
+nested_events()
+{
+	local events="-e sched:sched_switch -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit" ev
+
+	for ev in kvm_write_tsc_multiplier kvm_nested_tsc_offset; do
+		[ -d "$TRACEFS/events/kvm/$ev" ] && events="$events -e kvm:$ev"
+	done
+	echo "$events"
+}
+
+start_tracing()
+{
+	# shellcheck disable=SC2086 # a list of trace-cmd options
+	trace-cmd start -C x86-tsc $1 >"$OUT/trace-cmd-start.log" 2>&1 ||
 		{ fail "trace-cmd start: $(tail -1 "$OUT/trace-cmd-start.log")"; return 1; }
 	grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" ||
 		{ fail "the trace clock is not x86-tsc: $(cat "$TRACEFS/trace_clock")"; return 1; }
@@ -209,15 +277,21 @@ run()
 	{
 		echo "mode $MODE"
 		echo "cpus $NCPUS"
-		echo "marker_port $MARKER_PORT"
-		echo "markers_per_phase $MARKERS_PER_PHASE"
+		if [ "$MODE" = nested ]; then
+			echo "n_vcpus $N_VCPUS"
+			echo "n_markers $N_MARKERS"
+		else
+			echo "marker_port $MARKER_PORT"
+			echo "markers_per_phase $MARKERS_PER_PHASE"
+		fi
 		echo "tsc_jump $TSC_JUMP"
 		echo "kernel $(uname -r)"
 	} >"$OUT/l2-info.txt"
 	case $MODE in
-	self) start_tracing || return 1 ;;
+	self) start_tracing "$(self_events)" || return 1 ;;
 	agent) start_agent || return 1 ;;
-	*) fail "ktt_mode=$MODE: use self or agent"; return 1 ;;
+	nested) { load_kvm && start_tracing "$(nested_events)"; } || return 1 ;;
+	*) fail "ktt_mode=$MODE: use self, agent or nested"; return 1 ;;
 	esac
 	wait_for_go || return 1
 	if [ "$MODE" = agent ]; then
@@ -226,10 +300,14 @@ run()
 		echo "trace_clock $(cat "$TRACEFS/trace_clock")" >>"$OUT/l2-info.txt"
 	fi
 	echo "uptime_go $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/l2-info.txt"
-	markers_on_all_cpus before || return 1
-	jump_tsc || return 1
-	markers_on_all_cpus after || return 1
-	if [ "$MODE" = self ]; then
+	if [ "$MODE" = nested ]; then
+		run_payload || return 1
+	else
+		markers_on_all_cpus before || return 1
+		jump_tsc || return 1
+		markers_on_all_cpus after || return 1
+	fi
+	if [ "$MODE" != agent ]; then
 		trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
 		# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
 		trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
