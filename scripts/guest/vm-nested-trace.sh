@@ -28,6 +28,14 @@
 #          clock, stops it with SIGINT after the markers and only then lets
 #          L2 power off: agent-host.dat, agent-guest.dat (trace-cmd's
 #          trace.dat and trace-l2.dat)
+#   nested as own, but L2 is a KVM host in turn (nested virtualization, which
+#          L1's kvm_amd nested=1 exposes to -cpu host): instead of its
+#          markers it runs tsc_nested_payload, whose guest (N, of
+#          KTT_N_VCPUS vCPUs, default 1) writes KTT_N_MARKERS markers
+#          (default 50) a vCPU into L2's trace, each value of N's rdtsc
+#          right before a port exit that L1's KVM sees first; half way,
+#          each of N's vCPUs moves its TSC: host.dat, guest.dat, and N's
+#          output in n-payload.log
 #
 # With no MODE, runs own and puts its files in /export itself; with modes,
 # each run's files go to /export/MODE/. /export is vmtest.sh's DIR/export/ on
@@ -59,6 +67,12 @@ readonly L2_TSC_KHZ
 readonly L2_MEM=256M
 readonly BOOT_TIMEOUT=60
 readonly RUN_TIMEOUT=90
+# Mode nested: L2 loads KVM before it says ready, and N runs three levels
+# down, every exit of N going through L1's KVM and L2's, under TCG.
+readonly NESTED_BOOT_TIMEOUT=120
+readonly NESTED_RUN_TIMEOUT=300
+readonly N_VCPUS=${KTT_N_VCPUS:-1}
+readonly N_MARKERS=${KTT_N_MARKERS:-50}
 # trace-cmd record -A: from its start to its recording, and from SIGINT to
 # both files written (the guest's trace comes over vsock then).
 readonly AGENT_TIMEOUT=120
@@ -158,11 +172,28 @@ check_requirements()
 		[ -e "$f" ] || { fail "$f is missing: run vmtest.sh with --nested"; return 1; }
 	done
 	[ -n "$L1_TSC_KHZ" ] || { fail "the kernel log does not say the TSC rate"; return 1; }
+	case " $MODES " in *" nested "*) check_nested_virt || return 1 ;; esac
+}
+
+# Mode nested: L2 sees svm or vmx only when this KVM exposes nested
+# virtualization (guest-init.sh loads it with nested=1).
+check_nested_virt()
+{
+	local param
+
+	for param in /sys/module/kvm_amd/parameters/nested /sys/module/kvm_intel/parameters/nested; do
+		[ -r "$param" ] || continue
+		case $(cat "$param") in
+		1 | Y) return 0 ;;
+		*) fail "$param is $(cat "$param"): L2 would not see svm or vmx"; return 1 ;;
+		esac
+	done
+	fail "neither kvm_amd nor kvm_intel is loaded"
 }
 
 start_l2()
 {
-	local cpu=host,tsc-adjust=off vsock='' mode=self
+	local cpu=host,tsc-adjust=off vsock='' mode=self n_opts=''
 
 	# QEMU asks KVM for another rate with KVM_SET_TSC_KHZ.
 	[ "$L2_TSC_KHZ" = "$L1_TSC_KHZ" ] || cpu=$cpu,tsc-frequency=${L2_TSC_KHZ}000
@@ -170,6 +201,10 @@ start_l2()
 		[ -c /dev/vhost-vsock ] || { fail "/dev/vhost-vsock is missing: the kernel needs CONFIG_VHOST_VSOCK"; return 1; }
 		vsock="-device vhost-vsock-pci,guest-cid=$L2_CID"
 		mode=agent
+	fi
+	if [ "$MODE" = nested ]; then
+		mode=nested
+		n_opts="ktt_n_vcpus=$N_VCPUS ktt_n_markers=$N_MARKERS"
 	fi
 	mkfifo "$W/l2-ctl.in" "$W/l2-ctl.out" || { fail "mkfifo $W/l2-ctl.*"; return 1; }
 	mkdir -p "$W/l2"
@@ -182,7 +217,7 @@ start_l2()
 	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$L2_CPUS" -m "$L2_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT ktt_mode=$mode" \
+		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT ktt_mode=$mode $n_opts" \
 		-virtfs "local,path=$W/l2,mount_tag=export,security_model=none" $vsock \
 		-serial "file:$W/l2-console.log" -serial "file:$W/l2-serial.log" \
 		-serial "pipe:$W/l2-ctl" >"$W/l2-qemu.log" 2>&1 &
@@ -350,9 +385,14 @@ stop_recording()
 run()
 {
 	local t0 t_rec0 t_rec t_boot t_ready t_go t_marked t_stop t_done status
+	local boot_timeout=$BOOT_TIMEOUT run_timeout=$RUN_TIMEOUT
 
+	if [ "$MODE" = nested ]; then
+		boot_timeout=$NESTED_BOOT_TIMEOUT
+		run_timeout=$NESTED_RUN_TIMEOUT
+	fi
 	t0=$(now)
-	if [ "$MODE" = own ]; then
+	if [ "$MODE" = own ] || [ "$MODE" = nested ]; then
 		t_rec0=$(now)
 		start_recording || return 1
 		t_rec=$(now)
@@ -360,9 +400,9 @@ run()
 	step l2-boot
 	t_boot=$(now)
 	start_l2 || return 1
-	wait_for_l2_line '^ktt-l2-ready' "$BOOT_TIMEOUT" || return 1
+	wait_for_l2_line '^ktt-l2-ready' "$boot_timeout" || return 1
 	t_ready=$(now)
-	if [ "$MODE" != own ]; then
+	if [ "$MODE" = late ] || [ "$MODE" = agent ]; then
 		t_rec0=$(now)
 		start_recording || return 1
 		t_rec=$(now)
@@ -372,7 +412,7 @@ run()
 	echo go >"$W/l2-ctl.in"
 	t_go=$(now)
 	step l2-run
-	wait_for_l2_line '^ktt-l2-status' "$RUN_TIMEOUT" || return 1
+	wait_for_l2_line '^ktt-l2-status' "$run_timeout" || return 1
 	t_marked=$(now)
 	if [ "$MODE" = agent ]; then
 		# L2 waits for quit: the agent must be there when trace-cmd stops.
@@ -399,6 +439,12 @@ run()
 		echo "record_start_s $(elapsed "$t_rec0" "$t_rec")"
 		echo "l2_boot_s $(elapsed "$t_boot" "$t_ready")"
 		echo "l2_run_s $(elapsed "$t_go" "$t_marked")"
+		if [ "$MODE" = nested ]; then
+			echo "n_vcpus $N_VCPUS"
+			echo "n_markers $N_MARKERS"
+			# N's run alone, as L2's clock measured it.
+			grep '^n_run_s ' "$W/l2/l2-info.txt"
+		fi
 		if [ "$MODE" = agent ]; then
 			echo "agent_attempts $AGENT_ATTEMPT"
 			echo "record_stop_s $(elapsed "$t_marked" "$t_stop")"
@@ -416,7 +462,7 @@ export_mode()
 	local f host guest
 
 	case $MODE in
-	own) host=host.dat guest=guest.dat ;;
+	own | nested) host=host.dat guest=guest.dat ;;
 	*) host=$MODE-host.dat guest=$MODE-guest.dat ;;
 	esac
 	if [ "$MODE" = agent ]; then
@@ -428,7 +474,8 @@ export_mode()
 	fi
 	for f in "$W/l2/l2-info.txt" "$W/debugfs-tsc-offset.txt" "$W/nested-run.txt" "$W/l2-console.log" \
 		"$W/l2-qemu.log" "$W/l2/l2-dmesg.txt" "$W/l2/trace-cmd-start.log" "$W/l2/trace-cmd-extract.log" \
-		"$W/l2/trace-cmd-agent.log" "$W/trace-cmd-record.cmd" "$W/trace-cmd-record.log"; do
+		"$W/l2/trace-cmd-agent.log" "$W/trace-cmd-record.cmd" "$W/trace-cmd-record.log" \
+		"$W/l2/modprobe.log" "$W/l2/n-payload.log"; do
 		[ -f "$f" ] && cp "$f" "$DEST/"
 	done
 	[ -f "$W/record/log" ] && cp "$W/record/log" "$DEST/record-host.log"
@@ -487,8 +534,8 @@ main()
 	[ -n "$modes" ] || { modes=own; FLAT=1; }
 	for mode in $modes; do
 		case $mode in
-		own | late | agent) ;;
-		*) fail "unknown mode '$mode': use own, late or agent"; return 1 ;;
+		own | late | agent | nested) ;;
+		*) fail "unknown mode '$mode': use own, late, agent or nested"; return 1 ;;
 		esac
 	done
 	mkdir -p "$WORK_ROOT"
