@@ -19,6 +19,14 @@
 #          agent/agent-guest.dat
 #   late   record-host.sh started once the guest has booted, the guest
 #          tracing itself: late/late-host.dat, late/late-guest.dat
+#   nested as own, but the guest (G, one vCPU) runs a KVM guest of its own
+#          (N, tsc_nested_payload's), whose rdtsc before each ucall port
+#          exit G writes into its trace: nested/host.dat, nested/guest.dat.
+#          Checked as its own list: N's markers in G's trace, H's ucall
+#          port exits and kvm_nested_tsc_offset, G's kvm_write_tsc_offset
+#          for N's jump; N's markers as an L2 trace (mktrace) merged
+#          through kvm_nested_tsc_offset, each right before its port exit,
+#          and the same host TSC through G's TSC (G's trace, then H's)
 #
 # --no-vm checks the files of the previous run in DIR/export instead.
 # --l2-tsc-khz runs the nested guest's TSC at KHZ through TSC scaling
@@ -64,6 +72,14 @@ readonly PROTO_DIR=$TOP_DIR/tools/tsc-merge/proto
 readonly PFTRACE_EVENTS=$TOP_DIR/tools/tsc-merge/tests/pftrace-events.awk
 readonly PFTRACE_CHECK=$TOP_DIR/tools/tsc-merge/tests/pftrace-check.awk
 readonly ATTEMPTS=2
+readonly MKTRACE=$BUILD_DIR/tools/mktrace
+readonly MKTRACE_FORMATS=$TOP_DIR/tools/tsc-merge/tests/tracefs
+# A marker of the nested guest's markers program, and of N, the guest of
+# the nested guest (tsc_nested_payload), in the timeline (awk regexes).
+readonly L2_MARKER_RE='ktt-marker [a-z]+ cpu=[0-9]+ seq=[0-9]+'
+readonly N_MARKER_RE='ktt-n-marker cpu=[0-9]+ seq=[0-9]+ tsc=[0-9]+'
+# libkvm's ucall port, to which N's every marker is a write.
+readonly UCALL_PORT_HEX=1000
 # The emulator and vmtest.sh's directory, from --vmm and --dir; the nested
 # runs' files, the merges and the log of the boots in and beside it.
 VMM=qemu
@@ -79,8 +95,12 @@ PLANNING=
 PLANNED=0
 # Set when a mode has no trace pair: its checks fail, saying why.
 BROKEN=
-# The mode's facts, from its l2-info.txt (prepare_mode).
+# The mode's facts, from its l2-info.txt (prepare_mode); for nested, the
+# vCPUs of N, the nested guest's own guest, and the PID of the nested
+# guest's QEMU in the host trace (prepare_nested).
 CPUS=
+N_VCPUS=
+VMM_PID=
 MARKERS=
 JUMP=
 PORT_HEX=
@@ -191,7 +211,7 @@ use_mode()
 	MODE=$1
 	MODE_DIR=$EXPORT/$MODE
 	case $MODE in
-	own) HOST_DAT=$MODE_DIR/host.dat GUEST_DAT=$MODE_DIR/guest.dat ;;
+	own | nested) HOST_DAT=$MODE_DIR/host.dat GUEST_DAT=$MODE_DIR/guest.dat ;;
 	*) HOST_DAT=$MODE_DIR/$MODE-host.dat GUEST_DAT=$MODE_DIR/$MODE-guest.dat ;;
 	esac
 	INFO=$MODE_DIR/l2-info.txt
@@ -219,19 +239,23 @@ info_value()
 	sed -n "s/^$2 //p" "$1"
 }
 
-# Markers of the raw guest trace: before and after, MARKERS each, per CPU.
+# Markers of the raw guest trace: MARKERS of each KIND ("ktt-marker
+# before", "ktt-marker after"; "ktt-n-marker") per CPU.
 check_guest_markers()
 {
-	local events=$1 cpus=$2 markers=$3 cpu phase n rc=0
+	local events=$1 cpus=$2 markers=$3 cpu kind n all=() rc=0
 
+	shift 3
 	for cpu in $(seq 0 $((cpus - 1))); do
-		for phase in before after; do
-			n=$(grep -c "ktt-marker $phase cpu=$cpu seq=" "$events")
+		for kind in "$@"; do
+			n=$(grep -c "$kind cpu=$cpu seq=" "$events")
 			[ "$n" = "$markers" ] && continue
-			echo "# ${events##*/}: $n '$phase' markers of cpu $cpu, expected $markers"
+			echo "# ${events##*/}: $n '$kind' markers of cpu $cpu, expected $markers"
 			rc=1
 		done
 	done
+	for kind in "$@"; do all+=(-e "$kind cpu="); done
+	echo "# ${events##*/}: $(grep -c "${all[@]}" "$events") markers in all"
 	return $rc
 }
 
@@ -248,29 +272,32 @@ io_exits()
 		}' "$1"
 }
 
-# HOST_EVENTS' io exits into IO_EXITS; one port exit per marker per vCPU.
+# HOST_EVENTS' io exits into IO_EXITS; EXPECTED port exits, one per
+# marker, on each vCPU.
 check_host_port_exits()
 {
-	local events=$1 io=$2 port=$3 cpus=$4 markers=$5 cpu n rc=0
+	local events=$1 io=$2 port=$3 cpus=$4 expected=$5 cpu n rc=0
 
 	io_exits "$events" >"$io"
 	for cpu in $(seq 0 $((cpus - 1))); do
 		n=$(awk -v c="$cpu" -v p="$port" '$3 == c && $4 == p' "$io" | wc -l)
-		[ "$n" = $((2 * markers)) ] && continue
-		echo "# ${events##*/}: $n kvm_exit of vcpu $cpu for port 0x$port, expected $((2 * markers))"
+		echo "# ${events##*/}: $n kvm_exit of vcpu $cpu for port 0x$port"
+		[ "$n" = "$expected" ] && continue
+		echo "# expected $expected"
 		rc=1
 	done
 	return $rc
 }
 
-# Every vCPU's TSC write is a kvm_write_tsc_offset whose previous offset is
-# the one in debugfs and whose next one is about TSC_JUMP later.
+# Every vCPU's TSC write is a kvm_write_tsc_offset whose next offset is
+# about TSC_JUMP after its previous one, which is the one in debugfs unless
+# DEBUGFS is empty (no debugfs was read at that level).
 check_tsc_write()
 {
-	local events=$1 debugfs=$2 cpus=$3 jump=$4 cpu line prev next sampled delta rc=0
+	local events=$1 debugfs=$2 cpus=$3 jump=$4 cpu line prev next sampled='' delta rc=0
 
 	for cpu in $(seq 0 $((cpus - 1))); do
-		sampled=$(sed -n "s/^vcpu$cpu //p" "$debugfs")
+		[ -z "$debugfs" ] || sampled=$(sed -n "s/^vcpu$cpu //p" "$debugfs")
 		line=$(awk -v c="$cpu" '$4 == "kvm_write_tsc_offset" && $5 == "vcpu=" c' "$events" |
 			sed -n 's/.* prev=\([0-9]*\) next=\([0-9]*\).*/\1 \2/p' |
 			while read -r prev next; do
@@ -284,8 +311,8 @@ check_tsc_write()
 		fi
 		read -r prev next <<<"$line"
 		delta=$((next - prev))
-		echo "# vcpu $cpu: kvm_write_tsc_offset prev=$((prev)) next=$((next)) (+$delta), debugfs had $sampled"
-		[ "$((prev))" = "$sampled" ] && continue
+		echo "# vcpu $cpu: kvm_write_tsc_offset prev=$((prev)) next=$((next)) (+$delta)${debugfs:+, debugfs had $sampled}"
+		[ -z "$debugfs" ] || [ "$((prev))" = "$sampled" ] && continue
 		echo "# vcpu $cpu: the write's previous offset $((prev)) differs from debugfs' $sampled"
 		rc=1
 	done
@@ -398,50 +425,66 @@ show_trace_cmd_agent_merge()
 	fi
 }
 
+# kvm-tsc-merge --host HOST --guest SPEC into DIR/TIMELINE.txt, the summary
+# (its first lines shown) in DIR/SUMMARY.txt; status 0 or, when ACCEPT (a
+# list like "0|3") is given, one of those.
 run_merge()
 {
-	local host=$1 guest=$2 dir=$3 status
+	local host=$1 spec=$2 dir=$3 accept=${4:-0} status
 
-	"$MERGE" --host "$host" --guest l2="$guest" --fields time,source,event,info \
+	"$MERGE" --host "$host" --guest "$spec" --fields time,source,event,info \
 		--summary "$dir/SUMMARY.txt" >"$dir/TIMELINE.txt" 2>"$dir/merge.stderr"
 	status=$?
+	echo "# kvm-tsc-merge --host ${host##*/} --guest ${spec##*/}: status $status"
 	sed 's/^/# summary: /' "$dir/SUMMARY.txt" 2>/dev/null | head -40
 	echo "# TIMELINE.txt: $(wc -l <"$dir/TIMELINE.txt") lines"
-	[ "$status" = 0 ] && return 0
+	case "|$accept|" in *"|$status|"*) return 0 ;; esac
 	echo "# $MERGE exited with status $status (3: guest events outside a run interval, 1: bad input):"
 	sed 's/^/#   /' "$dir/merge.stderr" | head -10
 	return 1
 }
 
-# The markers where TIMELINE puts them, as "TS M VCPU MARKER" lines.
+# The markers (matching the awk regex PATTERN) of SOURCE's vCPUs where
+# TIMELINE puts them, as "TS M HOST_VCPU VCPU PHASE cpu=C seq=K [...]"
+# lines (the marker's words from the one before cpu= on):
+# PHASE is the marker's word before cpu= ("before", "after",
+# "ktt-n-marker"), HOST_VCPU the host's vCPU that runs the marker's vCPU,
+# the same one, or ONTO when given (N's vCPUs all run on the nested
+# guest's one vCPU).
 timeline_markers()
 {
-	awk "$AWK_TS"'{ src = $2; sub(/!$/, "", src) }
-		src ~ /^l2:[0-9]+$/ && $3 == "print:" && match($0, /ktt-marker [a-z]+ cpu=[0-9]+ seq=[0-9]+/) {
-			print ts_int($1), "M", substr(src, 4), substr($0, RSTART, RLENGTH)
+	awk -v src="$2" -v re="$3" -v onto="${4:-}" "$AWK_TS"'{ s = $2; sub(/!$/, "", s) }
+		index(s, src ":") == 1 && substr(s, length(src) + 2) ~ /^[0-9]+$/ && $3 == "print:" && match($0, re) {
+			n = split(substr($0, RSTART, RLENGTH), w, " ")
+			for (i = 2; i < n && w[i] !~ /^cpu=/; i++);
+			v = substr(s, length(src) + 2)
+			line = ts_int($1) " M " (onto == "" ? v : onto) " " v
+			for (i--; i <= n; i++) line = line " " w[i]
+			print line
 		}' "$1"
 }
 
 # Host events keep their raw host TSC in the timeline, so the port exits of
 # the host file (DIR/host.io-exits, whose kvm_exit names the vCPU) are
-# sorted in with the markers as DIR/TIMELINE.txt places them: on every
-# vCPU, marker and port exit must then alternate. Prints what breaks it,
-# and per phase the largest distance from a marker to its exit and the most
-# other io exits of the vCPU between them.
+# sorted in with SOURCE's markers (PATTERN, ONTO: timeline_markers) as
+# DIR/TIMELINE.txt places them: on every host vCPU, marker and port exit
+# must then alternate. Prints what breaks it, and per phase the largest
+# distance from a marker to its exit and the most other io exits of the
+# vCPU between them.
 check_timeline_order()
 {
-	local dir=$1 port=$2 missing
+	local dir=$1 port=$2 source=$3 pattern=$4 onto=${5:-} missing
 
 	awk "$AWK_TS"'$2 == "host" && $3 == "kvm_exit:" { print ts_int($1) }' "$dir/TIMELINE.txt" | sort >"$dir/timeline.exits"
 	missing=$(awk -v p="$port" '$4 == p { print $1 }' "$dir/host.io-exits" | sort |
 		comm -23 - "$dir/timeline.exits" | wc -l)
 	[ "$missing" = 0 ] || { echo "# $missing port exits of the host file are not kvm_exit lines at the same TSC in TIMELINE.txt"; return 1; }
-	timeline_markers "$dir/TIMELINE.txt" >"$dir/timeline.markers"
-	sort -s -n -k1,1 "$dir/timeline.markers" "$dir/host.io-exits" | awk -v port="$port" '
+	timeline_markers "$dir/TIMELINE.txt" "$source" "$pattern" "$onto" >"$dir/timeline.markers"
+	sort -s -n -k1,1 "$dir/timeline.markers" "$dir/host.io-exits" | awk -v port="$port" -v src="$source" '
 		function fail(msg) { if (++bad <= 20) print "# " msg }
 		$2 == "M" {
-			v = $3; m = $4 " " $5 " " $6 " " $7
-			if ($6 != "cpu=" v) fail("\"" m "\" is on l2:" v " in the timeline")
+			v = $3; m = $5 " " $6 " " $7
+			if ($6 != "cpu=" $4) fail("\"" m "\" is on " src ":" $4 " in the timeline")
 			if (pending[v] != "")
 				fail("vcpu " v ": \"" pending[v] "\" has no port exit before \"" m "\" (at " $1 ")")
 			pending[v] = m; pts[v] = $1; others[v] = 0
@@ -453,9 +496,9 @@ check_timeline_order()
 			if (pending[v] == "") { fail("vcpu " v ": port exit at " $1 " has no marker before it"); next }
 			split(pending[v], w, " ")
 			d = $1 - pts[v]
-			if (d > maxd[w[2]]) maxd[w[2]] = d
-			if (others[v] > maxo[w[2]]) maxo[w[2]] = others[v]
-			matched[w[2]]++
+			if (d > maxd[w[1]]) maxd[w[1]] = d
+			if (others[v] > maxo[w[1]]) maxo[w[1]] = others[v]
+			matched[w[1]]++
 			pending[v] = ""
 		}
 		END {
@@ -467,16 +510,19 @@ check_timeline_order()
 		}'
 }
 
+# TIMELINE has MARKERS of each KIND (as check_guest_markers) on each of
+# SOURCE's CPUS vCPUs, and no guest event outside a run interval.
 check_timeline_markers()
 {
-	local timeline=$1 cpus=$2 markers=$3 cpu phase n outside rc=0
+	local timeline=$1 source=$2 cpus=$3 markers=$4 cpu kind n outside rc=0
 
+	shift 4
 	for cpu in $(seq 0 $((cpus - 1))); do
-		for phase in before after; do
-			n=$(awk -v s="l2:$cpu" -v m="ktt-marker $phase cpu=$cpu seq=" \
+		for kind in "$@"; do
+			n=$(awk -v s="$source:$cpu" -v m="$kind cpu=$cpu seq=" \
 				'($2 == s || $2 == s "!") && $3 == "print:" && index($0, m)' "$timeline" | wc -l)
 			[ "$n" = "$markers" ] && continue
-			echo "# TIMELINE.txt: $n '$phase' markers on l2:$cpu, expected $markers"
+			echo "# TIMELINE.txt: $n '$kind' markers on $source:$cpu, expected $markers"
 			rc=1
 		done
 	done
@@ -654,9 +700,15 @@ prepare_mode()
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
 	CPUS=$(info_value "$INFO" cpus)
-	MARKERS=$(info_value "$INFO" markers_per_phase)
 	JUMP=$(info_value "$INFO" tsc_jump)
-	PORT_HEX=$(printf '%04x' "$(info_value "$INFO" marker_port)")
+	if [ "$MODE" = nested ]; then
+		N_VCPUS=$(info_value "$INFO" n_vcpus)
+		MARKERS=$(info_value "$INFO" n_markers)
+		PORT_HEX=$UCALL_PORT_HEX
+	else
+		MARKERS=$(info_value "$INFO" markers_per_phase)
+		PORT_HEX=$(printf '%04x' "$(info_value "$INFO" marker_port)")
+	fi
 	sed "s/^/# $MODE: /" "$RUN_TXT"
 	echo "# $MODE: ${HOST_DAT##*/}: $(wc -c <"$HOST_DAT") bytes, ${GUEST_DAT##*/}: $(wc -c <"$GUEST_DAT") bytes"
 	raw_events "$HOST_DAT" >"$OUT/host.events"
@@ -674,6 +726,147 @@ show_trace_cmd_merge()
 	fi
 }
 
+# G's QEMU process in H, the VMM PID that ties N's trace to G's VM in H's
+# trace: the parent (by task_newtask, which the creating thread, QEMU's
+# main one, emits under its TID, the PID) of the vCPU thread whose
+# kvm_nested_tsc_offset puts G's vCPU in guest mode. KVM's debugfs
+# directory, which vm-nested-trace.sh names in debugfs-tsc-offset.txt,
+# says it too when H's trace began after G's threads.
+nested_vmm_pid()
+{
+	local host=$1 debugfs=$2 pid
+
+	pid=$(trace-cmd report -N --raw-ts -i "$host" 2>/dev/null | awk '
+		function tid() { match($0, /-[0-9]+ +\[[0-9]+\]/); return substr($0, RSTART + 1) + 0 }
+		vcpu == "" && / kvm_nested_tsc_offset: / && / guest_mode=1 / { vcpu = tid() }
+		/ task_newtask: / && match($0, / pid=[0-9]+ /) { parent[substr($0, RSTART + 5, RLENGTH - 6)] = tid() }
+		END { if (vcpu in parent) print parent[vcpu] }')
+	[ -n "$pid" ] || pid=$(sed -n 's/.*(qemu pid \([0-9]*\)).*/\1/p' "$debugfs")
+	echo "$pid"
+}
+
+# mktrace OUT.dat (spec beside it) from "CPU TS TEXT" lines on stdin: an
+# x86-tsc trace of CPUS CPUs, each line a print event TEXT at raw
+# timestamp TS, as trace_marker would have written it.
+write_marker_trace()
+{
+	local out=$1 cpus=$2
+
+	{
+		echo "clock x86-tsc"
+		echo "cpus $cpus"
+		awk '{ cpu = $1; ts = $2; $1 = $2 = ""; sub(/^ +/, "")
+			printf "%s %s 1 ftrace:print ip=0 buf=\"%s\"\n", cpu, ts, $0 }'
+	} >"${out%.dat}.spec"
+	"$MKTRACE" -t "$MKTRACE_FORMATS" -o "$out" "${out%.dat}.spec"
+}
+
+# N, the nested guest's guest, is not a Linux guest and keeps no trace:
+# tsc_nested_payload in G writes the rdtsc value N read right before each
+# ucall into G's trace. So N's trace is built from those markers as N
+# would have stamped an event written just before that port exit: an
+# x86-tsc trace.dat, one CPU per N vCPU, each marker a print event whose
+# timestamp is its tsc= value, N's own TSC (OUT/N.dat). kvm-tsc-merge then
+# takes it as any L2 trace, through H's kvm_nested_tsc_offset.
+prepare_nested()
+{
+	VMM_PID=$(nested_vmm_pid "$HOST_DAT" "$DEBUGFS")
+	echo "# $MODE: the nested guest's QEMU in ${HOST_DAT##*/}: pid ${VMM_PID:-not found}"
+	grep -E -o "$N_MARKER_RE" "$OUT/guest.events" |
+		awk '{ split($2, c, "="); split($4, t, "="); print c[2], t[2], $0 }' |
+		write_marker_trace "$OUT/N.dat" "$N_VCPUS" ||
+		echo "# $MODE: mktrace could not write N.dat"
+}
+
+# H puts G's vCPU into guest mode (running N) with kvm_nested_tsc_offset
+# guest_mode=1, at least once per marker since N runs again after every
+# ucall G handles; G's KVM moves N's TSC offset by about TSC_JUMP when the
+# payload writes N's IA32_TSC (no debugfs of G's KVM was read).
+check_nested_tsc_offsets()
+{
+	local host_events=$1 guest_events=$2 gcpus=$3 ncpus=$4 markers=$5 jump=$6 n rc=0
+
+	n=$(awk '$4 == "kvm_nested_tsc_offset" && $6 == "guest_mode=1"' "$host_events" | wc -l)
+	echo "# ${HOST_DAT##*/}: $n kvm_nested_tsc_offset with guest_mode=1 for the nested guest's $gcpus vCPUs"
+	[ "$n" -ge $((ncpus * markers)) ] || { echo "# expected at least $((ncpus * markers))"; rc=1; }
+	check_tsc_write "$guest_events" "" "$ncpus" "$jump" || rc=1
+	return $rc
+}
+
+# Every TSC multiplier the traces show (kvm_write_tsc_multiplier's next,
+# kvm_nested_tsc_offset's new one) is 1 << frac_bits: 0x1 and zeros.
+tsc_unscaled()
+{
+	! awk '$4 == "kvm_write_tsc_multiplier" || $4 == "kvm_nested_tsc_offset"' "$@" |
+		grep -oE '(next=|-> )0x[0-9a-f]+' | sed 's/.*0x//' | grep -qv '^10*$'
+}
+
+# The chain agrees with the direct conversion. N's markers go to G's TSC
+# by merging G's trace, as the host, with N.dat (no @PID: G's trace has no
+# task_newtask of the payload, and its one VM that ran vCPUs is N's); each
+# goes, at that G TSC, onto the G CPU that last entered its vCPU; that is a
+# trace of G's (GMARKS.dat) which H's trace converts with G's L1 steps.
+# Those events fall while G's vCPU runs N, so kvm-tsc-merge marks them
+# outside a run ('!', exit status 3) but prints their conversion all the
+# same, which is what is compared, marker by marker, with the direct
+# merge's host TSC (OUT/TIMELINE.txt). Unscaled, both are subtractions
+# modulo 2^64 and L2's offset is the sum of the two, so they must be
+# equal. Scaled, Documentation/contract.md gives each inverse as one
+# rounding up, ceil((d << frac_bits) / multiplier), and L2's step as
+# KVM's own multiplier for L2 ("nothing is composed with L1's step"),
+# which KVM rounds when it multiplies the two ratios: it states no bound
+# for two inverses against that one, so then the difference is only shown.
+check_chained_conversion()
+{
+	local dir=$OUT/chain n max
+
+	mkdir -p "$dir/g" "$dir/h"
+	run_merge "$GUEST_DAT" "n=$OUT/N.dat" "$dir/g" || return 1
+	{
+		awk '$4 == "kvm_entry" { v = $6; sub(/,$/, "", v); print $2, "E", v, $3 }' "$OUT/guest.events"
+		timeline_markers "$dir/g/TIMELINE.txt" n "$N_MARKER_RE"
+	} | sort -s -n -k1,1 | awk '$2 == "E" { cpu[$3] = $4; next }
+		{ print cpu[$4] + 0, $1, $5, $6, $7, $8 }' | write_marker_trace "$dir/GMARKS.dat" "$CPUS" || return 1
+	run_merge "$HOST_DAT" "g=$dir/GMARKS.dat@$VMM_PID" "$dir/h" "0|3" || return 1
+	timeline_markers "$OUT/TIMELINE.txt" n "$N_MARKER_RE" | awk '{ print $6 "/" $7, $1 }' | sort >"$dir/direct"
+	timeline_markers "$dir/h/TIMELINE.txt" g "$N_MARKER_RE" | awk '{ print $6 "/" $7, $1 }' | sort >"$dir/chained"
+	join "$dir/direct" "$dir/chained" >"$dir/compared"
+	n=$(wc -l <"$dir/compared")
+	max=$(awk '{ d = $3 - $2; if (d < 0) d = -d; if (d > m) m = d } END { print m + 0 }' "$dir/compared")
+	echo "# chained (N -> G -> H) against direct (N -> H): $n of $(wc -l <"$dir/direct") markers compared, largest difference $max ticks"
+	[ "$n" -gt 0 ] && [ "$n" = "$(wc -l <"$dir/direct")" ] && [ "$n" = "$(wc -l <"$dir/chained")" ] || return 1
+	if ! tsc_unscaled "$OUT/host.events" "$OUT/guest.events"; then
+		echo "# scaled TSCs: contract.md states no bound for the chain, the difference is shown only"
+		return 0
+	fi
+	[ "$max" = 0 ]
+}
+
+# Mode nested: G, the nested guest, runs N with tsc_nested_payload, G's
+# trace has N's markers and H's the ucall port exits, one per marker, on
+# G's one vCPU (vm-nested-trace.sh boots G with one for this mode, so
+# every N vCPU runs there).
+check_nested_mode()
+{
+	local h=$1 g=$2
+
+	run_step prepare_nested
+	check "$g has ${MARKERS:-its} ktt-n-marker lines per vCPU of N, the nested guest's guest" \
+		check_guest_markers "$OUT/guest.events" "$N_VCPUS" "$MARKERS" ktt-n-marker
+	check "$h has one kvm_exit for the ucall port per N marker on the nested guest's vCPU" \
+		check_host_port_exits "$OUT/host.events" "$OUT/host.io-exits" "$PORT_HEX" "$CPUS" $((N_VCPUS * MARKERS))
+	check "$h has kvm_nested_tsc_offset into guest mode, $g N's TSC write as kvm_write_tsc_offset" \
+		check_nested_tsc_offsets "$OUT/host.events" "$OUT/guest.events" "$CPUS" "$N_VCPUS" "$MARKERS" "$JUMP"
+	merge_check "kvm-tsc-merge merges $h with N's markers as an L2 trace (N.dat@PID,l2) and exits 0" \
+		run_merge "$HOST_DAT" "n=$OUT/N.dat@$VMM_PID,l2" "$OUT"
+	merge_check "in the merged timeline every N marker comes right before its own port exit" \
+		check_timeline_order "$OUT" "$PORT_HEX" n "$N_MARKER_RE" 0
+	merge_check "the merged timeline has all of N's markers, none outside a run" \
+		check_timeline_markers "$OUT/TIMELINE.txt" n "$N_VCPUS" "$MARKERS" ktt-n-marker
+	merge_check "N's markers converted through G's TSC (G's trace, then H's) are at the direct merge's host TSC" \
+		check_chained_conversion
+}
+
 # Every check of one mode's pair; with PLANNING set, only their count.
 check_mode()
 {
@@ -686,21 +879,25 @@ check_mode()
 		check_exported "$MODE_DIR" "$HOST_DAT" "$GUEST_DAT" || BROKEN="no trace pair"
 	[ -n "$BROKEN" ] && echo "# $MODE: no trace pair to check (see $VM_LOG and $MODE_DIR)"
 	run_step prepare_mode
+	if [ "$MODE" = nested ]; then
+		check_nested_mode "$h" "$g"
+		return 0
+	fi
 	check "$g has ${MARKERS:-its} markers before and after the TSC write on each vCPU" \
-		check_guest_markers "$OUT/guest.events" "$CPUS" "$MARKERS"
+		check_guest_markers "$OUT/guest.events" "$CPUS" "$MARKERS" "ktt-marker before" "ktt-marker after"
 	check "$h has one kvm_exit for the marker port per marker on each vCPU" \
-		check_host_port_exits "$OUT/host.events" "$OUT/host.io-exits" "$PORT_HEX" "$CPUS" "$MARKERS"
+		check_host_port_exits "$OUT/host.events" "$OUT/host.io-exits" "$PORT_HEX" "$CPUS" $((2 * MARKERS))
 	check "$h has each vCPU's guest TSC write as kvm_write_tsc_offset, from the offset debugfs showed" \
 		check_tsc_write "$OUT/host.events" "$DEBUGFS" "$CPUS" "$JUMP"
 	[ "$MODE" = own ] &&
 		check "$h has each vCPU's TSC multiplier for L2's rate" \
 			check_l2_multiplier "$OUT/host.events" "$RUN_TXT" "$CPUS"
 	run_step show_trace_cmd_merge
-	merge_check "kvm-tsc-merge merges the pair and exits 0" run_merge "$HOST_DAT" "$GUEST_DAT" "$OUT"
+	merge_check "kvm-tsc-merge merges the pair and exits 0" run_merge "$HOST_DAT" "l2=$GUEST_DAT" "$OUT"
 	merge_check "in the merged timeline every marker comes right before its own port exit" \
-		check_timeline_order "$OUT" "$PORT_HEX"
+		check_timeline_order "$OUT" "$PORT_HEX" l2 "$L2_MARKER_RE"
 	merge_check "the merged timeline has every vCPU's markers before and after the TSC write" \
-		check_timeline_markers "$OUT/TIMELINE.txt" "$CPUS" "$MARKERS"
+		check_timeline_markers "$OUT/TIMELINE.txt" l2 "$CPUS" "$MARKERS" "ktt-marker before" "ktt-marker after"
 	merge_check "trace-cmd report on the --sync-out copies matches the timeline event by event" \
 		check_sync_report "$HOST_DAT" "$GUEST_DAT" "$OUT"
 	merge_check "libkshark puts the guest events of the --sync-out copies at the timeline's host times" \
@@ -734,7 +931,7 @@ main()
 	done
 	EXPORT=$VM_DIR/export OUT_ROOT=$VM_DIR/merge VM_LOG=$VM_DIR.log
 	for mode in $MODES; do
-		case $mode in own | agent | late) ;; *) die "--modes: unknown mode '$mode' (own, agent, late)" ;; esac
+		case $mode in own | agent | late | nested) ;; *) die "--modes: unknown mode '$mode' (own, agent, late, nested)" ;; esac
 	done
 	ktap_print_header
 	[ -n "$no_vm" ] || { run_vm; rc=$?; }
