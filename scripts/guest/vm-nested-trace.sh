@@ -35,7 +35,10 @@
 #          (default 50) a vCPU into L2's trace, each value of N's rdtsc
 #          right before a port exit that L1's KVM sees first; half way,
 #          each of N's vCPUs moves its TSC: host.dat, guest.dat, and N's
-#          output in n-payload.log
+#          output in n-payload.log. L2 gets one vCPU whatever L2_CPUS
+#          says (l2_cpus), so that all of N's vCPUs run on it:
+#          merge-e2e-test.sh looks for each N marker's port exit on that
+#          one vCPU of L2's in the host trace
 #
 # With no MODE, runs own and puts its files in /export itself; with modes,
 # each run's files go to /export/MODE/. /export is vmtest.sh's DIR/export/ on
@@ -191,6 +194,12 @@ check_nested_virt()
 	fail "neither kvm_amd nor kvm_intel is loaded"
 }
 
+# L2's vCPUs in this MODE: L2_CPUS, but one in mode nested (see the top).
+l2_cpus()
+{
+	if [ "$MODE" = nested ]; then echo 1; else echo "$L2_CPUS"; fi
+}
+
 start_l2()
 {
 	local cpu=host,tsc-adjust=off vsock='' mode=self n_opts=''
@@ -214,7 +223,7 @@ start_l2()
 	# debug-threads=on names the vCPU threads "CPU N/KVM" in the host trace.
 	# L2 is told its rate, as vmtest.sh told L1.
 	# shellcheck disable=SC2086
-	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$L2_CPUS" -m "$L2_MEM" \
+	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$(l2_cpus)" -m "$L2_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT ktt_mode=$mode $n_opts" \
@@ -433,7 +442,7 @@ run()
 		{ STEP=l2-run; fail "L2 reported status '$status': $(grep ktt-l2-error "$W/l2-serial.log")"; return 1; }
 	{
 		echo "mode $MODE"
-		echo "l2_cpus $L2_CPUS"
+		echo "l2_cpus $(l2_cpus)"
 		echo "l1_tsc_khz $L1_TSC_KHZ"
 		echo "l2_tsc_khz $L2_TSC_KHZ"
 		echo "record_start_s $(elapsed "$t_rec0" "$t_rec")"
