@@ -282,8 +282,11 @@ $(eval $(call vm_check,vm-vmx,test,--vmm bochs \
 # the test kernel only.
 $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
 
-$(RESULTS)/merge-e2e.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh
+# Under QEMU also mode nested, whose nested guest runs
+# tsc_nested_payload's guest: vmtest.sh puts the payload from
+# build/selftests-install into the nested guest's initramfs.
+$(RESULTS)/merge-e2e.tap: tools selftests $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --modes "own agent late nested"
 
 # The same under Bochs, with the nested guest's TSC scaled to half L1's
 # 3.5 GHz.
