@@ -17,6 +17,8 @@
 
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh # installed beside the tests
+. "$(dirname "$0")/poll.sh"
 
 readonly CYCLES="${CHURN_CYCLES:-100}"
 readonly VMS="${CHURN_VMS:-10000}"
@@ -68,18 +70,24 @@ counter()
 	sed -n "s/^$1 //p" "$DEBUGFS/counters"
 }
 
-# The writer's TSC writes reach the module: count them for a second. The
-# table's size, read meanwhile, sets what a leak per cycle would add.
+offsets_counted()
+{
+	[ "$(counter kvm_write_tsc_offset)" -gt 0 ] 2>/dev/null
+}
+
+# The writers' TSC writes reach the module: wait up to 10 s for the first
+# (a debug kernel can take more than a second to create a VM). The table's
+# size, read meanwhile, sets what a leak per cycle would add.
 events_reach_probe()
 {
 	local offsets
 
 	insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
-	sleep 1
+	wait_until 10 offsets_counted
 	offsets=$(counter kvm_write_tsc_offset)
 	TABLE_KB=$(($(counter table_bytes) / 1024))
 	unload_probe || ktap_exit_fail_msg "cannot unload $PROBE"
-	ktap_print_msg "${offsets:-0} kvm_write_tsc_offset events in a second of two tsc_writers"
+	ktap_print_msg "${offsets:-0} kvm_write_tsc_offset events from two tsc_writers"
 	[ "${offsets:-0}" -gt 0 ]
 }
 
