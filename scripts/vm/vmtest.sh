@@ -37,6 +37,10 @@ usage()
 		  -n, --nested            also put in what a nested guest needs (QEMU,
 		                          trace-cmd, the nested guest's initramfs in
 		                          /nested); one CPU unless --cpus says otherwise
+		  -N, --nested-linux      as --nested, and the nested guest gets what
+		                          it needs to run a Linux guest in turn (QEMU,
+		                          the kernel, that guest's initramfs,
+		                          vm-nested-trace.sh and record-host.sh)
 		  -c, --cpus N            the VM's CPUs (default 2)
 		  -M, --mem SIZE          the VM's memory in G, like 2G (default 2G)
 		  -k, --kernel test|debug the kernel build: build/kernel (default) or
@@ -58,6 +62,7 @@ parse_args()
 		case $1 in
 		-h | --help) usage; exit 0 ;;
 		-n | --nested) NESTED=1; shift; continue ;;
+		-N | --nested-linux) NESTED=2; shift; continue ;;
 		--) shift; break ;;
 		-*) [ $# -ge 2 ] || die "$1 needs a value (see -h)" ;;
 		*) break ;;
@@ -113,6 +118,10 @@ readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
 readonly EXPORT_TAR=$VM_DIR/export.tar.gz
 readonly L2_ROOT=$VM_DIR/l2-root
+# With --nested-linux, the root of the nested guest's own Linux guest.
+readonly L3_ROOT=$VM_DIR/l3-root
+# What the nested guest runs its own guest with, under its /ktt.
+readonly L2_KTT_FILES="scripts/guest/vm-nested-trace.sh tools/record-host/record-host.sh scripts/lib/poll.sh"
 # What QEMU loads to boot a -kernel on the pc machine, from its firmware path.
 readonly QEMU_FIRMWARE="/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin"
 readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
@@ -151,10 +160,10 @@ build_initramfs()
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	need_cmd trace-cmd trace-cmd
 	copy_with_libs trace-cmd "$VM_ROOT"
-	[ "$NESTED" = 1 ] && add_nested
+	[ "$NESTED" = 0 ] || add_nested
 	add_poll_lib "$VM_ROOT"
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
-	[ "$VMM" = bochs ] && add_ktt_files "$MODROOT" $FILES
+	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" "$MODROOT" $FILES
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
 }
@@ -166,39 +175,54 @@ add_poll_lib()
 	cp "$TOP_DIR/scripts/lib/poll.sh" "$1$POLL_LIB"
 }
 
-# Copy repository paths into the initramfs's /ktt, where 9p would show them.
+# Copy repository paths into ROOT's /ktt, where 9p would show them.
 add_ktt_files()
 {
-	local path
+	local root=$1 path
 
+	shift
 	for path in "$@"; do
 		[ -e "$TOP_DIR/$path" ] || die "--files: $TOP_DIR/$path does not exist"
-		mkdir -p "$VM_ROOT/ktt/$(dirname "$path")"
-		cp -a "$TOP_DIR/$path" "$VM_ROOT/ktt/$path"
+		mkdir -p "$root/ktt/$(dirname "$path")"
+		cp -a "$TOP_DIR/$path" "$root/ktt/$path"
 	done
 }
 
-# The nested guest's initramfs: its /init, busybox and trace-cmd. glibc
+# A nested guest's root in ROOT: its /init, busybox and trace-cmd. glibc
 # loads libgcc_s with dlopen() for pthread_exit(), which ldd does not list:
 # without it, trace-cmd agent aborts when a recording ends ("libgcc_s.so.1
 # must be installed for pthread_exit to work").
-build_l2_initramfs()
+fill_nested_root()
 {
-	local out=$1 lib
+	local root=$1 lib
 
-	rm -rf "$L2_ROOT"
-	mkdir -p "$L2_ROOT/bin"
-	cp /bin/busybox "$L2_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/guest/nested-guest-init.sh" "$L2_ROOT/init"
-	copy_with_libs trace-cmd "$L2_ROOT"
-	add_poll_lib "$L2_ROOT"
-	add_l2_kvm
+	rm -rf "$root"
+	mkdir -p "$root/bin"
+	cp /bin/busybox "$root/bin/busybox"
+	cp "$TOP_DIR/scripts/guest/nested-guest-init.sh" "$root/init"
+	copy_with_libs trace-cmd "$root"
+	add_poll_lib "$root"
 	# Where glibc looks for it: beside the libc trace-cmd runs with.
 	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1
 	[ -f "$lib" ] || die "$lib not found: install the Debian package libgcc-s1"
-	mkdir -p "$L2_ROOT${lib%/*}"
-	cp -L "$lib" "$L2_ROOT$lib"
-	(cd "$L2_ROOT" && find . | cpio -o -H newc --quiet | gzip -9) >"$out"
+	mkdir -p "$root${lib%/*}"
+	cp -L "$lib" "$root$lib"
+}
+
+# ROOT as a gzipped initramfs OUT.
+pack_root()
+{
+	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -9) >"$2"
+}
+
+# The nested guest's initramfs: its root, KVM, and with --nested-linux
+# what it runs a Linux guest of its own with.
+build_l2_initramfs()
+{
+	fill_nested_root "$L2_ROOT"
+	add_l2_kvm
+	[ "$NESTED" = 2 ] && add_l2_vmm
+	pack_root "$L2_ROOT" "$1"
 }
 
 # What the nested guest needs to be a KVM host itself, for the innermost
@@ -221,19 +245,37 @@ add_l2_kvm()
 	fi
 }
 
-# What vm-nested-trace.sh runs a nested guest with.
-add_nested()
+# What vm-nested-trace.sh runs a nested guest with, in ROOT: QEMU, its
+# firmware and the kernel (the guest's initramfs is the caller's).
+add_vmm()
 {
-	local fw
+	local root=$1 fw
 
-	copy_with_libs qemu-system-x86_64 "$VM_ROOT"
+	copy_with_libs qemu-system-x86_64 "$root"
 	for fw in $QEMU_FIRMWARE; do
 		[ -f "$fw" ] || die "$fw missing: install the Debian packages seabios and qemu-system-data"
-		mkdir -p "$VM_ROOT${fw%/*}"
-		cp -L "$fw" "$VM_ROOT$fw"
+		mkdir -p "$root${fw%/*}"
+		cp -L "$fw" "$root$fw"
 	done
-	mkdir -p "$VM_ROOT/nested"
-	cp "$BZIMAGE" "$VM_ROOT/nested/bzImage"
+	mkdir -p "$root/nested"
+	cp "$BZIMAGE" "$root/nested/bzImage"
+}
+
+# --nested-linux: the nested guest runs vm-nested-trace.sh in turn (its
+# mode linux-n), whose guest boots the same kernel with a nested guest's
+# root (no KVM: it runs no guest).
+add_l2_vmm()
+{
+	add_vmm "$L2_ROOT"
+	fill_nested_root "$L3_ROOT"
+	pack_root "$L3_ROOT" "$L2_ROOT/nested/l2-initramfs.cpio.gz"
+	# shellcheck disable=SC2086 # a list of paths
+	add_ktt_files "$L2_ROOT" $L2_KTT_FILES
+}
+
+add_nested()
+{
+	add_vmm "$VM_ROOT"
 	build_l2_initramfs "$VM_ROOT/nested/l2-initramfs.cpio.gz"
 }
 
