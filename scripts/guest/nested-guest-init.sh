@@ -26,7 +26,12 @@
 # seq=K tsc=T"; half way, each of N's vCPUs jumps TSC_JUMP ahead, so that
 # L2's KVM writes a new offset and L1's KVM a new one for N on L2's vCPU.
 # ktt_n_vcpus and ktt_n_markers (default 1 and 50) are N's vCPUs and the
-# markers of each.
+# markers of each. "linux-n" makes L2 the host of a Linux guest (N): it
+# loads KVM and runs vm-nested-trace.sh (vmtest.sh --nested-linux puts it
+# in /ktt) in its mode own, as L1 runs L2: record-host.sh records L2's
+# trace from before N boots, and N, booting this initramfs without KVM,
+# traces itself and writes its markers around its TSC jump; those files go
+# to /export/own.
 #
 # Its other files go to /export, a directory of L1 shared over 9p. Serial
 # ports: ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then
@@ -53,6 +58,11 @@ readonly MODE=${ktt_mode:-self}
 readonly N_PAYLOAD=/usr/bin/tsc_nested_payload
 readonly N_VCPUS=${ktt_n_vcpus:-1}
 readonly N_MARKERS=${ktt_n_markers:-50}
+# Mode linux-n: N boots and runs three levels down, under TCG, every exit
+# of N through L1's KVM and L2's; vm-nested-trace.sh's own timeouts are
+# for a guest one level down.
+readonly N_BOOT_TIMEOUT=1200
+readonly N_RUN_TIMEOUT=900
 AGENT_PID=
 readonly OUT=/export
 readonly OUT_TTY=/dev/ttyS1
@@ -74,11 +84,29 @@ setup()
 	mount -t devtmpfs devtmpfs /dev
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs "$TRACEFS"
+	# KVM's per-vCPU TSC offsets, which record-host.sh and
+	# vm-nested-trace.sh read in mode linux-n.
+	mount -t debugfs debugfs /sys/kernel/debug
 	stty -F "$OUT_TTY" raw -echo
 	stty -F "$CTL_TTY" raw -echo
 	mkdir -p "$OUT"
 	mount -t 9p -o trans=virtio,version=9p2000.L export "$OUT" ||
 		fail "cannot mount L1's export directory on $OUT"
+}
+
+# Mode linux-n: N's run, as vm-nested-trace.sh in L1 runs L2 (its own
+# timeouts raised), its output in n-run.log; its duration as L2's clock
+# sees it.
+run_linux_n()
+{
+	local t0 status=0
+
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	(cd /ktt && KTT_L2_BOOT_TIMEOUT=$N_BOOT_TIMEOUT KTT_L2_RUN_TIMEOUT=$N_RUN_TIMEOUT \
+		sh scripts/guest/vm-nested-trace.sh 1 own) >"$OUT/n-run.log" 2>&1 || status=$?
+	echo "n_run_s $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f\n", b - a }')" \
+		>>"$OUT/l2-info.txt"
+	[ "$status" = 0 ] || { fail "vm-nested-trace.sh exited with status $status: $(tail -1 "$OUT/n-run.log")"; return 1; }
 }
 
 # Run on one vCPU (taskset): marker, then at once the port write.
@@ -291,7 +319,8 @@ run()
 	self) start_tracing "$(self_events)" || return 1 ;;
 	agent) start_agent || return 1 ;;
 	nested) { load_kvm && start_tracing "$(nested_events)"; } || return 1 ;;
-	*) fail "ktt_mode=$MODE: use self, agent or nested"; return 1 ;;
+	linux-n) load_kvm || return 1 ;;
+	*) fail "ktt_mode=$MODE: use self, agent, nested or linux-n"; return 1 ;;
 	esac
 	wait_for_go || return 1
 	if [ "$MODE" = agent ]; then
@@ -300,14 +329,16 @@ run()
 		echo "trace_clock $(cat "$TRACEFS/trace_clock")" >>"$OUT/l2-info.txt"
 	fi
 	echo "uptime_go $(cut -d' ' -f1 /proc/uptime)" >>"$OUT/l2-info.txt"
-	if [ "$MODE" = nested ]; then
-		run_payload || return 1
-	else
+	case $MODE in
+	nested) run_payload || return 1 ;;
+	linux-n) run_linux_n || return 1 ;;
+	*)
 		markers_on_all_cpus before || return 1
 		jump_tsc || return 1
 		markers_on_all_cpus after || return 1
-	fi
-	if [ "$MODE" != agent ]; then
+		;;
+	esac
+	if [ "$MODE" = self ] || [ "$MODE" = nested ]; then
 		trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
 		# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
 		trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
