@@ -39,6 +39,11 @@
 #          says (l2_cpus), so that all of N's vCPUs run on it:
 #          merge-e2e-test.sh looks for each N marker's port exit on that
 #          one vCPU of L2's in the host trace
+#   linux-n as nested, but N is a Linux guest (vmtest.sh --nested-linux):
+#          L2 runs this script in its mode own, with N as its L2, and L2's
+#          1G holds N's QEMU and initramfs: host.dat, and what that run
+#          exported in L2 (its host.dat, L2's trace from before N booted;
+#          its guest.dat, N's own; N's logs) under in-l2/
 #
 # With no MODE, runs own and puts its files in /export itself; with modes,
 # each run's files go to /export/MODE/. /export is vmtest.sh's DIR/export/ on
@@ -68,12 +73,19 @@ readonly L1_TSC_KHZ
 L2_TSC_KHZ=${L2_TSC_KHZ:-$L1_TSC_KHZ}
 readonly L2_TSC_KHZ
 readonly L2_MEM=256M
-readonly BOOT_TIMEOUT=60
-readonly RUN_TIMEOUT=90
+# A nested guest that runs this script in turn (mode linux-n) sets the
+# timeouts of its own guest, which runs a level further down.
+readonly BOOT_TIMEOUT=${KTT_L2_BOOT_TIMEOUT:-60}
+readonly RUN_TIMEOUT=${KTT_L2_RUN_TIMEOUT:-90}
 # Mode nested: L2 loads KVM before it says ready, and N runs three levels
 # down, every exit of N going through L1's KVM and L2's, under TCG.
 readonly NESTED_BOOT_TIMEOUT=120
 readonly NESTED_RUN_TIMEOUT=300
+# Mode linux-n: a bigger initramfs for L2 to unpack, then N's boot and
+# run (nested-guest-init.sh gives N 20 and 15 minutes).
+readonly LINUX_N_BOOT_TIMEOUT=300
+readonly LINUX_N_RUN_TIMEOUT=2400
+readonly LINUX_N_L2_MEM=1G
 readonly N_VCPUS=${KTT_N_VCPUS:-1}
 readonly N_MARKERS=${KTT_N_MARKERS:-50}
 # trace-cmd record -A: from its start to its recording, and from SIGINT to
@@ -175,7 +187,7 @@ check_requirements()
 		[ -e "$f" ] || { fail "$f is missing: run vmtest.sh with --nested"; return 1; }
 	done
 	[ -n "$L1_TSC_KHZ" ] || { fail "the kernel log does not say the TSC rate"; return 1; }
-	case " $MODES " in *" nested "*) check_nested_virt || return 1 ;; esac
+	case " $MODES " in *" nested "* | *" linux-n "*) check_nested_virt || return 1 ;; esac
 }
 
 # Mode nested: L2 sees svm or vmx only when this KVM exposes nested
@@ -194,10 +206,21 @@ check_nested_virt()
 	fail "neither kvm_amd nor kvm_intel is loaded"
 }
 
-# L2's vCPUs in this MODE: L2_CPUS, but one in mode nested (see the top).
+# L2 runs a guest of its own in these modes.
+l2_is_host()
+{
+	[ "$MODE" = nested ] || [ "$MODE" = linux-n ]
+}
+
+# L2's vCPUs in this MODE: L2_CPUS, but one when L2 runs a guest (see the top).
 l2_cpus()
 {
-	if [ "$MODE" = nested ]; then echo 1; else echo "$L2_CPUS"; fi
+	if l2_is_host; then echo 1; else echo "$L2_CPUS"; fi
+}
+
+l2_mem()
+{
+	if [ "$MODE" = linux-n ]; then echo "$LINUX_N_L2_MEM"; else echo "$L2_MEM"; fi
 }
 
 start_l2()
@@ -215,6 +238,7 @@ start_l2()
 		mode=nested
 		n_opts="ktt_n_vcpus=$N_VCPUS ktt_n_markers=$N_MARKERS"
 	fi
+	[ "$MODE" = linux-n ] && mode=linux-n
 	mkfifo "$W/l2-ctl.in" "$W/l2-ctl.out" || { fail "mkfifo $W/l2-ctl.*"; return 1; }
 	mkdir -p "$W/l2"
 	: >"$W/l2-serial.log"
@@ -223,7 +247,7 @@ start_l2()
 	# debug-threads=on names the vCPU threads "CPU N/KVM" in the host trace.
 	# L2 is told its rate, as vmtest.sh told L1.
 	# shellcheck disable=SC2086
-	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$(l2_cpus)" -m "$L2_MEM" \
+	qemu-system-x86_64 -name l2,debug-threads=on -enable-kvm -cpu "$cpu" -smp "$(l2_cpus)" -m "$(l2_mem)" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$NESTED/bzImage" -initrd "$NESTED/l2-initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 tsc_early_khz=$L2_TSC_KHZ tsc=reliable pci=noacpi msr.allow_writes=on $L2_RCU_OPT ktt_mode=$mode $n_opts" \
@@ -396,12 +420,18 @@ run()
 	local t0 t_rec0 t_rec t_boot t_ready t_go t_marked t_stop t_done status
 	local boot_timeout=$BOOT_TIMEOUT run_timeout=$RUN_TIMEOUT
 
-	if [ "$MODE" = nested ]; then
+	case $MODE in
+	nested)
 		boot_timeout=$NESTED_BOOT_TIMEOUT
 		run_timeout=$NESTED_RUN_TIMEOUT
-	fi
+		;;
+	linux-n)
+		boot_timeout=$LINUX_N_BOOT_TIMEOUT
+		run_timeout=$LINUX_N_RUN_TIMEOUT
+		;;
+	esac
 	t0=$(now)
-	if [ "$MODE" = own ] || [ "$MODE" = nested ]; then
+	if [ "$MODE" = own ] || l2_is_host; then
 		t_rec0=$(now)
 		start_recording || return 1
 		t_rec=$(now)
@@ -454,6 +484,12 @@ run()
 			# N's run alone, as L2's clock measured it.
 			grep '^n_run_s ' "$W/l2/l2-info.txt"
 		fi
+		if [ "$MODE" = linux-n ]; then
+			# N's session (its boot and run), then its boot alone, as
+			# L2's clock measured them.
+			grep '^n_run_s ' "$W/l2/l2-info.txt"
+			sed -n 's/^l2_boot_s /n_boot_s /p' "$W/l2/own/nested-run.txt"
+		fi
 		if [ "$MODE" = agent ]; then
 			echo "agent_attempts $AGENT_ATTEMPT"
 			echo "record_stop_s $(elapsed "$t_marked" "$t_stop")"
@@ -468,12 +504,15 @@ run()
 # The run's files into DEST, the trace pair under the mode's names.
 export_mode()
 {
-	local f host guest
+	local f host guest l2_trace=''
 
 	case $MODE in
 	own | nested) host=host.dat guest=guest.dat ;;
+	# N's trace, and L2's, as L2's own run exported them.
+	linux-n) host=host.dat guest=in-l2/guest.dat l2_trace=in-l2/host.dat ;;
 	*) host=$MODE-host.dat guest=$MODE-guest.dat ;;
 	esac
+	[ "$MODE" = linux-n ] && [ -d "$W/l2/own" ] && cp -r "$W/l2/own" "$DEST/in-l2"
 	if [ "$MODE" = agent ]; then
 		[ -f "$W/trace.dat" ] && cp "$W/trace.dat" "$DEST/$host"
 		[ -f "$W/trace-l2.dat" ] && cp "$W/trace-l2.dat" "$DEST/$guest"
@@ -484,7 +523,7 @@ export_mode()
 	for f in "$W/l2/l2-info.txt" "$W/debugfs-tsc-offset.txt" "$W/nested-run.txt" "$W/l2-console.log" \
 		"$W/l2-qemu.log" "$W/l2/l2-dmesg.txt" "$W/l2/trace-cmd-start.log" "$W/l2/trace-cmd-extract.log" \
 		"$W/l2/trace-cmd-agent.log" "$W/trace-cmd-record.cmd" "$W/trace-cmd-record.log" \
-		"$W/l2/modprobe.log" "$W/l2/n-payload.log"; do
+		"$W/l2/modprobe.log" "$W/l2/n-payload.log" "$W/l2/n-run.log"; do
 		[ -f "$f" ] && cp "$f" "$DEST/"
 	done
 	[ -f "$W/record/log" ] && cp "$W/record/log" "$DEST/record-host.log"
@@ -494,7 +533,7 @@ export_mode()
 		echo 0 >"$DEST/status"
 	fi
 	FILES=
-	for f in "$host" "$guest"; do
+	for f in "$host" "$guest" $l2_trace; do
 		if [ -f "$DEST/$f" ]; then
 			FILES="$FILES $f $(wc -c <"$DEST/$f") bytes"
 		else
@@ -543,8 +582,8 @@ main()
 	[ -n "$modes" ] || { modes=own; FLAT=1; }
 	for mode in $modes; do
 		case $mode in
-		own | late | agent | nested) ;;
-		*) fail "unknown mode '$mode': use own, late, agent or nested"; return 1 ;;
+		own | late | agent | nested | linux-n) ;;
+		*) fail "unknown mode '$mode': use own, late, agent, nested or linux-n"; return 1 ;;
 		esac
 	done
 	mkdir -p "$WORK_ROOT"
