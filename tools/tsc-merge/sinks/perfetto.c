@@ -44,7 +44,6 @@ typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__TrackEvent TrackEvent;
 typedef Perfetto__Protos__TrackDescriptor TrackDescriptor;
 typedef Perfetto__Protos__FtraceEvent FtraceEvent;
-typedef Perfetto__Protos__GenericFtraceEvent__Field GenericField;
 
 #define SEQ_INCREMENTAL_STATE_CLEARED	1
 #define SEQ_NEEDS_INCREMENTAL_STATE	2
@@ -960,22 +959,15 @@ static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_
 	return true;
 }
 
-static const struct sink_field *field_named(const struct sink_field *f, unsigned int nr,
-					    const char *name)
+/* The index of the field @name in @f, -1 when it has none or @name is NULL. */
+static int field_index(const struct sink_field *f, unsigned int nr, const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < nr; i++)
+	for (i = 0; name && i < nr; i++)
 		if (!strcmp(f[i].name, name))
-			return &f[i];
-	return NULL;
-}
-
-static int field_index(const struct sink_field *f, unsigned int nr, const char *name)
-{
-	const struct sink_field *at = name ? field_named(f, nr, name) : NULL;
-
-	return at ? at - f : -1;
+			return i;
+	return -1;
 }
 
 /* protobuf's wire type of a field of ours: 0 varint, 1 fixed 64 bits, 2 length-delimited. */
