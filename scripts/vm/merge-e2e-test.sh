@@ -27,6 +27,16 @@
 #          for N's jump; N's markers as an L2 trace (mktrace) merged
 #          through kvm_nested_tsc_offset, each right before its port exit,
 #          and the same host TSC through G's TSC (G's trace, then H's)
+#   linux-n as nested, but N is a Linux guest tracing itself, booted by G
+#          with vm-nested-trace.sh's mode own (vmtest.sh --nested-linux;
+#          the test VM gets 3G and an hour): linux-n/host.dat, and G's run
+#          in linux-n/in-l2/: host.dat (G's trace), guest.dat (N's). Checked
+#          as nested, with N's own trace: N's markers, their port exits in
+#          H's trace and in G's, kvm_nested_tsc_offset in H's, N's TSC write
+#          in G's from the offset G's debugfs showed; N's trace merged
+#          directly with H's through kvm_nested_tsc_offset, each marker
+#          right before its port exit, and the same host TSC through G's.
+#          Not in the default MODES: N's boot alone takes minutes
 #
 # --no-vm checks the files of the previous run in DIR/export instead.
 # --l2-tsc-khz runs the nested guest's TSC at KHZ through TSC scaling
@@ -78,6 +88,8 @@ readonly MKTRACE_FORMATS=$TOP_DIR/tools/tsc-merge/tests/tracefs
 # the nested guest (tsc_nested_payload), in the timeline (awk regexes).
 readonly L2_MARKER_RE='ktt-marker [a-z]+ cpu=[0-9]+ seq=[0-9]+'
 readonly N_MARKER_RE='ktt-n-marker cpu=[0-9]+ seq=[0-9]+ tsc=[0-9]+'
+# N's markers on G's TSC, in the trace check_chained_conversion writes.
+readonly CHAINED_MARKER_RE='chained [a-z-]+ cpu=[0-9]+ seq=[0-9]+'
 # libkvm's ucall port, to which N's every marker is a write.
 readonly UCALL_PORT_HEX=1000
 # The emulator and vmtest.sh's directory, from --vmm and --dir; the nested
@@ -95,11 +107,13 @@ PLANNING=
 PLANNED=0
 # Set when a mode has no trace pair: its checks fail, saying why.
 BROKEN=
-# The mode's facts, from its l2-info.txt (prepare_mode); for nested, the
-# vCPUs of N, the nested guest's own guest, and the PID of the nested
-# guest's QEMU in the host trace (prepare_nested).
+# The mode's facts, from its l2-info.txt (prepare_mode); for nested and
+# linux-n, the vCPUs of N, the nested guest's own guest, and the PID of the
+# nested guest's QEMU in the host trace (prepare_nested).
 CPUS=
 N_VCPUS=
+N_DAT=
+IN_L2=
 VMM_PID=
 MARKERS=
 JUMP=
@@ -167,11 +181,15 @@ tsc_to_shown()
 }
 
 # One boot of the test VM with the nested payload; Bochs, which has no 9p,
-# gets the scripts in its initramfs.
+# gets the scripts in its initramfs. Mode linux-n needs what the nested
+# guest boots N with, and an hour.
 run_vm_once()
 {
+	local nested=(--nested)
+
+	case " $MODES " in *" linux-n "*) nested=(--nested-linux --timeout 3600) ;; esac
 	# shellcheck disable=SC2086
-	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --nested \
+	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" "${nested[@]}" \
 		--files "scripts tools/record-host" -- \
 		sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES >"$VM_LOG" 2>&1
 }
@@ -205,22 +223,43 @@ run_vm()
 	done
 }
 
-# The mode's files, as vm-nested-trace.sh exports them.
+# The mode's files, as vm-nested-trace.sh exports them; in the modes
+# where G runs N, N's trace (N_DAT): built from G's in mode nested
+# (prepare_nested), N's own in mode linux-n, beside G's trace in what G's
+# run of vm-nested-trace.sh exported (IN_L2).
 use_mode()
 {
 	MODE=$1
 	MODE_DIR=$EXPORT/$MODE
+	OUT=$OUT_ROOT/$MODE
+	IN_L2=$MODE_DIR/in-l2
 	case $MODE in
 	own | nested) HOST_DAT=$MODE_DIR/host.dat GUEST_DAT=$MODE_DIR/guest.dat ;;
+	linux-n) HOST_DAT=$MODE_DIR/host.dat GUEST_DAT=$IN_L2/host.dat ;;
 	*) HOST_DAT=$MODE_DIR/$MODE-host.dat GUEST_DAT=$MODE_DIR/$MODE-guest.dat ;;
+	esac
+	case $MODE in
+	nested) N_DAT=$OUT/N.dat ;;
+	linux-n) N_DAT=$IN_L2/guest.dat ;;
+	*) N_DAT= ;;
 	esac
 	INFO=$MODE_DIR/l2-info.txt
 	DEBUGFS=$MODE_DIR/debugfs-tsc-offset.txt
 	RUN_TXT=$MODE_DIR/nested-run.txt
-	OUT=$OUT_ROOT/$MODE
 }
 
-# The run of a mode reported success and left its files.
+# The mode's runs reported success and left their files: in mode linux-n
+# G's run too.
+check_exported_mode()
+{
+	if [ "$MODE" = linux-n ]; then
+		check_exported "$MODE_DIR" "$HOST_DAT" && check_exported "$IN_L2" "$GUEST_DAT" "$N_DAT"
+	else
+		check_exported "$MODE_DIR" "$HOST_DAT" "$GUEST_DAT"
+	fi
+}
+
+# The run of a level reported success and left its files.
 check_exported()
 {
 	local dir=$1 f rc=0
@@ -694,6 +733,12 @@ run_step()
 	return 0
 }
 
+# NAME's events in all and of each kind, from its raw EVENTS.
+show_event_counts()
+{
+	echo "# $1: $(wc -l <"$2") events: $(awk '{ print $4 }' "$2" | sort | uniq -c | sort -rn | awk '{ printf "%s %s, ", $2, $1 }')"
+}
+
 # The mode's facts from its l2-info.txt, and its raw events.
 prepare_mode()
 {
@@ -710,11 +755,17 @@ prepare_mode()
 		PORT_HEX=$(printf '%04x' "$(info_value "$INFO" marker_port)")
 	fi
 	sed "s/^/# $MODE: /" "$RUN_TXT"
-	echo "# $MODE: ${HOST_DAT##*/}: $(wc -c <"$HOST_DAT") bytes, ${GUEST_DAT##*/}: $(wc -c <"$GUEST_DAT") bytes"
+	if [ "$MODE" = linux-n ]; then
+		N_VCPUS=$(info_value "$IN_L2/l2-info.txt" cpus)
+		sed "s/^/# $MODE: in G: /" "$IN_L2/nested-run.txt"
+		raw_events "$N_DAT" >"$OUT/n.events"
+		show_event_counts "${N_DAT#"$MODE_DIR"/} (N's)" "$OUT/n.events"
+	fi
+	echo "# $MODE: ${HOST_DAT#"$MODE_DIR"/}: $(wc -c <"$HOST_DAT") bytes, ${GUEST_DAT#"$MODE_DIR"/}: $(wc -c <"$GUEST_DAT") bytes"
 	raw_events "$HOST_DAT" >"$OUT/host.events"
 	raw_events "$GUEST_DAT" >"$OUT/guest.events"
-	echo "# ${HOST_DAT##*/}: $(wc -l <"$OUT/host.events") events: $(awk '{ print $4 }' "$OUT/host.events" | sort | uniq -c | sort -rn | awk '{ printf "%s %s, ", $2, $1 }')"
-	echo "# ${GUEST_DAT##*/}: $(wc -l <"$OUT/guest.events") events: $(awk '{ print $4 }' "$OUT/guest.events" | sort | uniq -c | sort -rn | awk '{ printf "%s %s, ", $2, $1 }')"
+	show_event_counts "${HOST_DAT#"$MODE_DIR"/}" "$OUT/host.events"
+	show_event_counts "${GUEST_DAT#"$MODE_DIR"/}" "$OUT/guest.events"
 }
 
 show_trace_cmd_merge()
@@ -761,17 +812,18 @@ write_marker_trace()
 	"$MKTRACE" -t "$MKTRACE_FORMATS" -o "$out" "${out%.dat}.spec"
 }
 
-# N, the nested guest's guest, is not a Linux guest and keeps no trace:
-# tsc_nested_payload in G writes the rdtsc value N read right before each
-# ucall into G's trace. So N's trace is built from those markers as N
-# would have stamped an event written just before that port exit: an
-# x86-tsc trace.dat, one CPU per N vCPU, each marker a print event whose
-# timestamp is its tsc= value, N's own TSC (OUT/N.dat). kvm-tsc-merge then
-# takes it as any L2 trace, through H's kvm_nested_tsc_offset.
+# In mode nested N, the nested guest's guest, is not a Linux guest and
+# keeps no trace: tsc_nested_payload in G writes the rdtsc value N read
+# right before each ucall into G's trace. So N's trace is built from those
+# markers as N would have stamped an event written just before that port
+# exit: an x86-tsc trace.dat, one CPU per N vCPU, each marker a print event
+# whose timestamp is its tsc= value, N's own TSC (OUT/N.dat). kvm-tsc-merge
+# then takes it as any L2 trace, through H's kvm_nested_tsc_offset.
 prepare_nested()
 {
 	VMM_PID=$(nested_vmm_pid "$HOST_DAT" "$DEBUGFS")
 	echo "# $MODE: the nested guest's QEMU in ${HOST_DAT##*/}: pid ${VMM_PID:-not found}"
+	[ "$MODE" = nested ] || return 0
 	grep -E -o "$N_MARKER_RE" "$OUT/guest.events" |
 		awk '{ split($2, c, "="); split($4, t, "="); print c[2], t[2], $0 }' |
 		write_marker_trace "$OUT/N.dat" "$N_VCPUS" ||
@@ -779,17 +831,18 @@ prepare_nested()
 }
 
 # H puts G's vCPU into guest mode (running N) with kvm_nested_tsc_offset
-# guest_mode=1, at least once per marker since N runs again after every
-# ucall G handles; G's KVM moves N's TSC offset by about TSC_JUMP when the
-# payload writes N's IA32_TSC (no debugfs of G's KVM was read).
+# guest_mode=1, at least once per marker (MARKERS in all) since N runs
+# again after every port exit G handles; G's KVM moves N's TSC offset by
+# about TSC_JUMP when N writes its IA32_TSC, from the offset G's debugfs
+# showed where G read it (DEBUGFS, empty when not).
 check_nested_tsc_offsets()
 {
-	local host_events=$1 guest_events=$2 gcpus=$3 ncpus=$4 markers=$5 jump=$6 n rc=0
+	local host_events=$1 guest_events=$2 gcpus=$3 ncpus=$4 markers=$5 jump=$6 debugfs=$7 n rc=0
 
 	n=$(awk '$4 == "kvm_nested_tsc_offset" && $6 == "guest_mode=1"' "$host_events" | wc -l)
 	echo "# ${HOST_DAT##*/}: $n kvm_nested_tsc_offset with guest_mode=1 for the nested guest's $gcpus vCPUs"
-	[ "$n" -ge $((ncpus * markers)) ] || { echo "# expected at least $((ncpus * markers))"; rc=1; }
-	check_tsc_write "$guest_events" "" "$ncpus" "$jump" || rc=1
+	[ "$n" -ge "$markers" ] || { echo "# expected at least $markers"; rc=1; }
+	check_tsc_write "$guest_events" "$debugfs" "$ncpus" "$jump" || rc=1
 	return $rc
 }
 
@@ -801,10 +854,11 @@ tsc_unscaled()
 		grep -oE '(next=|-> )0x[0-9a-f]+' | sed 's/.*0x//' | grep -qv '^10*$'
 }
 
-# The chain agrees with the direct conversion. N's markers go to G's TSC
-# by merging G's trace, as the host, with N.dat (no @PID: G's trace has no
-# task_newtask of the payload, and its one VM that ran vCPUs is N's); each
-# goes, at that G TSC, onto the G CPU that last entered its vCPU; that is a
+# The chain agrees with the direct conversion. N's markers (the awk regex
+# PATTERN) go to G's TSC by merging G's trace, as the host, with N_DAT (no
+# @PID: its one VM that ran vCPUs is N's; in mode nested G's trace has no
+# task_newtask of the payload); each goes, at that G TSC, onto the G CPU
+# that last entered its vCPU, as "chained PHASE cpu=C seq=K"; that is a
 # trace of G's (GMARKS.dat) which H's trace converts with G's L1 steps.
 # Those events fall while G's vCPU runs N, so kvm-tsc-merge marks them
 # outside a run ('!', exit status 3) but prints their conversion all the
@@ -818,18 +872,19 @@ tsc_unscaled()
 # for two inverses against that one, so then the difference is only shown.
 check_chained_conversion()
 {
-	local dir=$OUT/chain n max
+	local pattern=$1 dir=$OUT/chain n max
 
 	mkdir -p "$dir/g" "$dir/h"
-	run_merge "$GUEST_DAT" "n=$OUT/N.dat" "$dir/g" || return 1
+	run_merge "$GUEST_DAT" "n=$N_DAT" "$dir/g" || return 1
 	{
 		awk '$4 == "kvm_entry" { v = $6; sub(/,$/, "", v); print $2, "E", v, $3 }' "$OUT/guest.events"
-		timeline_markers "$dir/g/TIMELINE.txt" n "$N_MARKER_RE"
+		timeline_markers "$dir/g/TIMELINE.txt" n "$pattern"
 	} | sort -s -n -k1,1 | awk '$2 == "E" { cpu[$3] = $4; next }
-		{ print cpu[$4] + 0, $1, $5, $6, $7, $8 }' | write_marker_trace "$dir/GMARKS.dat" "$CPUS" || return 1
+		{ print cpu[$4] + 0, $1, "chained", $5, $6, $7 }' | write_marker_trace "$dir/GMARKS.dat" "$CPUS" || return 1
 	run_merge "$HOST_DAT" "g=$dir/GMARKS.dat@$VMM_PID" "$dir/h" "0|3" || return 1
-	timeline_markers "$OUT/TIMELINE.txt" n "$N_MARKER_RE" | awk '{ print $6 "/" $7, $1 }' | sort >"$dir/direct"
-	timeline_markers "$dir/h/TIMELINE.txt" g "$N_MARKER_RE" | awk '{ print $6 "/" $7, $1 }' | sort >"$dir/chained"
+	timeline_markers "$OUT/TIMELINE.txt" n "$pattern" | awk '{ print $5 "/" $6 "/" $7, $1 }' | sort >"$dir/direct"
+	timeline_markers "$dir/h/TIMELINE.txt" g "$CHAINED_MARKER_RE" | awk '{ print $5 "/" $6 "/" $7, $1 }' |
+		sort >"$dir/chained"
 	join "$dir/direct" "$dir/chained" >"$dir/compared"
 	n=$(wc -l <"$dir/compared")
 	max=$(awk '{ d = $3 - $2; if (d < 0) d = -d; if (d > m) m = d } END { print m + 0 }' "$dir/compared")
@@ -842,29 +897,48 @@ check_chained_conversion()
 	[ "$max" = 0 ]
 }
 
-# Mode nested: G, the nested guest, runs N with tsc_nested_payload, G's
-# trace has N's markers and H's the ucall port exits, one per marker, on
-# G's one vCPU (vm-nested-trace.sh boots G with one for this mode, so
-# every N vCPU runs there).
+# Modes nested and linux-n: G, the nested guest, runs N. Mode nested's N
+# is tsc_nested_payload's guest, whose markers G's trace has, one before
+# each ucall port exit; mode linux-n's is a Linux guest with its own trace,
+# whose markers come before and after its TSC write, each followed by a
+# marker port exit. The host trace has those port exits on G's one vCPU
+# (vm-nested-trace.sh boots G with one in these modes, so every N vCPU
+# runs there), G's on N's vCPUs.
 check_nested_mode()
 {
-	local h=$1 g=$2
+	local h=$1 g=$2 n=${N_DAT#"$MODE_DIR"/} pattern=$N_MARKER_RE kinds=(ktt-n-marker) events=$OUT/guest.events
+	local per_vcpu=${MARKERS:-0} what="$g has ${MARKERS:-its} ktt-n-marker lines per vCPU of N, the nested guest's guest"
+	local g_debugfs=''
 
+	if [ "$MODE" = linux-n ]; then
+		pattern=$L2_MARKER_RE kinds=("ktt-marker before" "ktt-marker after") events=$OUT/n.events
+		per_vcpu=$((2 * per_vcpu)) g_debugfs=$IN_L2/debugfs-tsc-offset.txt
+		what="$n, N's own trace, has ${MARKERS:-its} markers before and after N's TSC write on each vCPU"
+	fi
+	n=${n#"$OUT"/}
 	run_step prepare_nested
-	check "$g has ${MARKERS:-its} ktt-n-marker lines per vCPU of N, the nested guest's guest" \
-		check_guest_markers "$OUT/guest.events" "$N_VCPUS" "$MARKERS" ktt-n-marker
-	check "$h has one kvm_exit for the ucall port per N marker on the nested guest's vCPU" \
-		check_host_port_exits "$OUT/host.events" "$OUT/host.io-exits" "$PORT_HEX" "$CPUS" $((N_VCPUS * MARKERS))
+	check "$what" check_guest_markers "$events" "$N_VCPUS" "$MARKERS" "${kinds[@]}"
+	check "$h has one kvm_exit for the port per N marker on the nested guest's vCPU" \
+		check_host_port_exits "$OUT/host.events" "$OUT/host.io-exits" "$PORT_HEX" "$CPUS" $((N_VCPUS * per_vcpu))
+	check "$g has one kvm_exit for the port per N marker on each vCPU of N" \
+		check_host_port_exits "$OUT/guest.events" "$OUT/guest.io-exits" "$PORT_HEX" "$N_VCPUS" "$per_vcpu"
 	check "$h has kvm_nested_tsc_offset into guest mode, $g N's TSC write as kvm_write_tsc_offset" \
-		check_nested_tsc_offsets "$OUT/host.events" "$OUT/guest.events" "$CPUS" "$N_VCPUS" "$MARKERS" "$JUMP"
-	merge_check "kvm-tsc-merge merges $h with N's markers as an L2 trace (N.dat@PID,l2) and exits 0" \
-		run_merge "$HOST_DAT" "n=$OUT/N.dat@$VMM_PID,l2" "$OUT"
+		check_nested_tsc_offsets "$OUT/host.events" "$OUT/guest.events" "$CPUS" "$N_VCPUS" \
+		$((N_VCPUS * per_vcpu)) "$JUMP" "$g_debugfs"
+	merge_check "kvm-tsc-merge merges $h with N's trace as an L2 trace ($n@PID,l2) and exits 0" \
+		run_merge "$HOST_DAT" "n=$N_DAT@$VMM_PID,l2" "$OUT"
 	merge_check "in the merged timeline every N marker comes right before its own port exit" \
-		check_timeline_order "$OUT" "$PORT_HEX" n "$N_MARKER_RE" 0
+		check_timeline_order "$OUT" "$PORT_HEX" n "$pattern" 0
 	merge_check "the merged timeline has all of N's markers, none outside a run" \
-		check_timeline_markers "$OUT/TIMELINE.txt" n "$N_VCPUS" "$MARKERS" ktt-n-marker
+		check_timeline_markers "$OUT/TIMELINE.txt" n "$N_VCPUS" "$MARKERS" "${kinds[@]}"
 	merge_check "N's markers converted through G's TSC (G's trace, then H's) are at the direct merge's host TSC" \
-		check_chained_conversion
+		check_chained_conversion "$pattern"
+}
+
+# Mode linux-n's third trace, N's, as check_mode names what was exported.
+n_trace_named()
+{
+	[ "$MODE" = linux-n ] && echo " (and N's ${N_DAT#"$MODE_DIR"/})"
 }
 
 # Every check of one mode's pair; with PLANNING set, only their count.
@@ -873,13 +947,13 @@ check_mode()
 	local h g
 
 	use_mode "$1"
-	h=${HOST_DAT##*/} g=${GUEST_DAT##*/}
+	h=${HOST_DAT#"$MODE_DIR"/} g=${GUEST_DAT#"$MODE_DIR"/}
 	BROKEN=
-	check "the nested run in the test VM recorded and exported $h and $g" \
-		check_exported "$MODE_DIR" "$HOST_DAT" "$GUEST_DAT" || BROKEN="no trace pair"
+	check "the nested run in the test VM recorded and exported $h and $g$(n_trace_named)" \
+		check_exported_mode || BROKEN="no trace pair"
 	[ -n "$BROKEN" ] && echo "# $MODE: no trace pair to check (see $VM_LOG and $MODE_DIR)"
 	run_step prepare_mode
-	if [ "$MODE" = nested ]; then
+	if [ -n "$N_DAT" ]; then
 		check_nested_mode "$h" "$g"
 		return 0
 	fi
@@ -931,7 +1005,10 @@ main()
 	done
 	EXPORT=$VM_DIR/export OUT_ROOT=$VM_DIR/merge VM_LOG=$VM_DIR.log
 	for mode in $MODES; do
-		case $mode in own | agent | late | nested) ;; *) die "--modes: unknown mode '$mode' (own, agent, late, nested)" ;; esac
+		case $mode in
+		own | agent | late | nested | linux-n) ;;
+		*) die "--modes: unknown mode '$mode' (own, agent, late, nested, linux-n)" ;;
+		esac
 	done
 	ktap_print_header
 	[ -n "$no_vm" ] || { run_vm; rc=$?; }
