@@ -294,6 +294,13 @@ $(RESULTS)/merge-e2e-vmx.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
 		--l2-tsc-khz 1750000
 
+# Mode linux-n alone, not part of check (N's boot alone takes minutes):
+# the nested guest boots a Linux guest of its own, which traces itself.
+$(RESULTS)/merge-e2e-linux-n.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --dir $(BUILD)/vmtest-e2e-linux-n --modes linux-n
+
+merge-e2e-linux-n: $(RESULTS)/merge-e2e-linux-n.tap
+
 # One job per core; each check's output is kept whole (-Otarget) even when
 # two run at once, and a check that could not run for want of a build
 # counts as a failure.
@@ -318,4 +325,4 @@ clean:
 FORCE:
 
 .PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
-	series-check demo clean FORCE
+	series-check merge-e2e-linux-n demo clean FORCE
