@@ -17,6 +17,8 @@
  * decimal. Half way, each vCPU's IA32_TSC jumps forward (KVM_SET_MSRS), so
  * that this kernel's KVM writes a new TSC offset between two markers; the
  * jump is written into the trace too, as "ktt-n-jump cpu=C from=X to=Y".
+ * With -k, the guest's TSC runs at that rate (KVM_SET_TSC_KHZ, TSC
+ * scaling), so that this kernel's KVM has a multiplier of its own for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +44,8 @@
 static unsigned int nr_vcpus = 1;
 static unsigned int nr_markers = DEFAULT_MARKERS;
 static uint64_t tsc_jump = DEFAULT_JUMP;
+/* The guest's TSC rate; 0: this kernel's own. */
+static unsigned int tsc_khz;
 /* trace_marker of the top-level buffer, or of the instance -i names. */
 static int marker_fd = -1;
 
@@ -163,11 +167,12 @@ static void open_trace_marker(const char *instance_name)
 
 static void usage(const char *name)
 {
-	printf("usage: %s [-v VCPUS] [-n MARKERS] [-j CYCLES] [-i INSTANCE]\n"
+	printf("usage: %s [-v VCPUS] [-n MARKERS] [-j CYCLES] [-k KHZ] [-i INSTANCE]\n"
 	       "  -v VCPUS     the guest's vCPUs, each run by a thread of its own (default 1, at most %d)\n"
 	       "  -n MARKERS   markers per vCPU (default %d)\n"
 	       "  -j CYCLES    each vCPU's IA32_TSC jumps forward by CYCLES after half its markers\n"
 	       "               (default %llu; 0: no jump)\n"
+	       "  -k KHZ       the guest's TSC rate, through TSC scaling (default this kernel's)\n"
 	       "  -i INSTANCE  write into that tracefs instance's trace_marker, not the top-level one\n",
 	       name, MAX_VCPUS, DEFAULT_MARKERS, DEFAULT_JUMP);
 }
@@ -197,7 +202,7 @@ int main(int argc, char *argv[])
 	struct kvm_vm *vm;
 	unsigned int i;
 
-	while ((opt = getopt(argc, argv, "v:n:j:i:h")) != -1) {
+	while ((opt = getopt(argc, argv, "v:n:j:k:i:h")) != -1) {
 		switch (opt) {
 		case 'v':
 			nr_vcpus = parse_number("v", optarg, MAX_VCPUS);
@@ -207,6 +212,9 @@ int main(int argc, char *argv[])
 			break;
 		case 'j':
 			tsc_jump = parse_number("j", optarg, 1ULL << 62);
+			break;
+		case 'k':
+			tsc_khz = parse_number("k", optarg, UINT32_MAX);
 			break;
 		case 'i':
 			instance_name = optarg;
@@ -225,9 +233,13 @@ int main(int argc, char *argv[])
 	}
 	__TEST_REQUIRE(!geteuid() && tracefs_tracing_dir(), "needs root and a mounted tracefs");
 	__TEST_REQUIRE(!err, KVM_DEV_UNUSABLE, strerror(err));
+	__TEST_REQUIRE(!tsc_khz || kvm_has_cap(KVM_CAP_TSC_CONTROL),
+		       "-k needs TSC scaling, which this kernel's KVM has not (KVM_CAP_TSC_CONTROL)");
 	open_trace_marker(instance_name);
 
 	vm = vm_create_with_vcpus(nr_vcpus, guest_code, vcpus);
+	for (i = 0; i < nr_vcpus && tsc_khz; i++)
+		vcpu_ioctl(vcpus[i], KVM_SET_TSC_KHZ, (void *)(unsigned long)tsc_khz);
 	for (i = 0; i < nr_vcpus; i++) {
 		results[i].vcpu = vcpus[i];
 		err = pthread_create(&threads[i], NULL, vcpu_thread, &results[i]);
