@@ -26,7 +26,7 @@
 # seq=K tsc=T"; half way, each of N's vCPUs jumps TSC_JUMP ahead, so that
 # L2's KVM writes a new offset and L1's KVM a new one for N on L2's vCPU.
 # ktt_n_vcpus and ktt_n_markers (default 1 and 50) are N's vCPUs and the
-# markers of each. "linux-n" makes L2 the host of a Linux guest (N): it
+# markers of each; ktt_n_tsc_khz, when given, N's TSC rate (TSC scaling). "linux-n" makes L2 the host of a Linux guest (N): it
 # loads KVM and runs vm-nested-trace.sh (vmtest.sh --nested-linux puts it
 # in /ktt) in its mode own, as L1 runs L2: record-host.sh records L2's
 # trace from before N boots, and N, booting this initramfs without KVM,
@@ -58,6 +58,7 @@ readonly MODE=${ktt_mode:-self}
 readonly N_PAYLOAD=/usr/bin/tsc_nested_payload
 readonly N_VCPUS=${ktt_n_vcpus:-1}
 readonly N_MARKERS=${ktt_n_markers:-50}
+readonly N_TSC_KHZ=${ktt_n_tsc_khz:-}
 # Mode linux-n: N boots and runs three levels down, under TCG, every exit
 # of N through L1's KVM and L2's; vm-nested-trace.sh's own timeouts are
 # for a guest one level down.
@@ -163,7 +164,8 @@ run_payload()
 	[ -x "$N_PAYLOAD" ] ||
 		{ fail "$N_PAYLOAD is not in L2's initramfs: 'make selftests' before vmtest.sh --nested"; return 1; }
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	"$N_PAYLOAD" -v "$N_VCPUS" -n "$N_MARKERS" -j "$TSC_JUMP" >"$OUT/n-payload.log" 2>&1 || status=$?
+	"$N_PAYLOAD" -v "$N_VCPUS" -n "$N_MARKERS" -j "$TSC_JUMP" ${N_TSC_KHZ:+-k "$N_TSC_KHZ"} \
+		>"$OUT/n-payload.log" 2>&1 || status=$?
 	echo "n_run_s $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.2f\n", b - a }')" \
 		>>"$OUT/l2-info.txt"
 	[ "$status" = 0 ] || { fail "$N_PAYLOAD exited with status $status: $(tail -1 "$OUT/n-payload.log")"; return 1; }

@@ -32,7 +32,8 @@
 #          L1's kvm_amd nested=1 exposes to -cpu host): instead of its
 #          markers it runs tsc_nested_payload, whose guest (N, of
 #          KTT_N_VCPUS vCPUs, default 1) writes KTT_N_MARKERS markers
-#          (default 50) a vCPU into L2's trace, each value of N's rdtsc
+#          (default 50) a vCPU into L2's trace (its TSC at KTT_N_TSC_KHZ
+#          when set, through L2's TSC scaling), each value of N's rdtsc
 #          right before a port exit that L1's KVM sees first; half way,
 #          each of N's vCPUs moves its TSC: host.dat, guest.dat, and N's
 #          output in n-payload.log. L2 gets one vCPU whatever L2_CPUS
@@ -88,6 +89,7 @@ readonly LINUX_N_RUN_TIMEOUT=2400
 readonly LINUX_N_L2_MEM=1G
 readonly N_VCPUS=${KTT_N_VCPUS:-1}
 readonly N_MARKERS=${KTT_N_MARKERS:-50}
+readonly N_TSC_KHZ=${KTT_N_TSC_KHZ:-}
 # trace-cmd record -A: from its start to its recording, and from SIGINT to
 # both files written (the guest's trace comes over vsock then).
 readonly AGENT_TIMEOUT=120
@@ -236,7 +238,7 @@ start_l2()
 	fi
 	if [ "$MODE" = nested ]; then
 		mode=nested
-		n_opts="ktt_n_vcpus=$N_VCPUS ktt_n_markers=$N_MARKERS"
+		n_opts="ktt_n_vcpus=$N_VCPUS ktt_n_markers=$N_MARKERS${N_TSC_KHZ:+ ktt_n_tsc_khz=$N_TSC_KHZ}"
 	fi
 	[ "$MODE" = linux-n ] && mode=linux-n
 	mkfifo "$W/l2-ctl.in" "$W/l2-ctl.out" || { fail "mkfifo $W/l2-ctl.*"; return 1; }
@@ -481,6 +483,7 @@ run()
 		if [ "$MODE" = nested ]; then
 			echo "n_vcpus $N_VCPUS"
 			echo "n_markers $N_MARKERS"
+			echo "n_tsc_khz ${N_TSC_KHZ:-$L2_TSC_KHZ}"
 			# N's run alone, as L2's clock measured it.
 			grep '^n_run_s ' "$W/l2/l2-info.txt"
 		fi

@@ -2,7 +2,7 @@
 # merge-e2e-test.sh: KTAP test of kvm-tsc-merge on real host + nested-guest trace pairs recorded in the test VM the ways users record them: every guest marker must land right before its own port exit.
 #
 # usage: merge-e2e-test.sh [--vmm qemu|bochs] [--dir DIR] [--no-vm]
-#                          [--l2-tsc-khz KHZ] [--modes "MODE..."]
+#                          [--l2-tsc-khz KHZ] [--n-tsc-khz KHZ] [--modes "MODE..."]
 #
 # Boots the test VM with vmtest.sh --nested (which gives it one CPU) under
 # --vmm (default qemu) in --dir (default build/vmtest-e2e) and runs
@@ -41,7 +41,8 @@
 # --no-vm checks the files of the previous run in DIR/export instead.
 # --l2-tsc-khz runs the nested guest's TSC at KHZ through TSC scaling
 # (--vmm bochs: TCG has none), and the own run's host trace
-# must show L2's vCPUs at that multiplier.
+# must show L2's vCPUs at that multiplier; --n-tsc-khz runs mode nested's
+# N at KHZ the same way, through the nested guest's TSC scaling.
 #
 # For each mode it checks the raw traces with trace-cmd: the guest's markers
 # ("ktt-marker before|after cpu=N seq=K"), each followed at once by a byte
@@ -76,7 +77,7 @@ set -u
 . "$(dirname "$0")/../lib/common.sh"
 
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
-readonly USAGE="usage: ${0##*/} [--vmm qemu|bochs] [--dir DIR] [--no-vm] [--l2-tsc-khz KHZ] [--modes \"MODE...\"]"
+readonly USAGE="usage: ${0##*/} [--vmm qemu|bochs] [--dir DIR] [--no-vm] [--l2-tsc-khz KHZ] [--n-tsc-khz KHZ] [--modes \"MODE...\"]"
 readonly KSHARK_TIMES=$BUILD_DIR/tools/kshark-times
 readonly PROTO_DIR=$TOP_DIR/tools/tsc-merge/proto
 readonly PFTRACE_EVENTS=$TOP_DIR/tools/tsc-merge/tests/pftrace-events.awk
@@ -99,8 +100,10 @@ VM_DIR=$BUILD_DIR/vmtest-e2e
 EXPORT=
 OUT_ROOT=
 VM_LOG=
-# The nested guest's TSC rate in kHz, when --l2-tsc-khz sets one.
+# The nested guest's TSC rate in kHz, when --l2-tsc-khz sets one, and
+# mode nested's N's, when --n-tsc-khz does.
 L2_TSC_KHZ=
+N_TSC_KHZ=
 MODES="own agent late"
 # check_mode's first pass only counts the checks, for the plan.
 PLANNING=
@@ -109,11 +112,14 @@ PLANNED=0
 BROKEN=
 # The mode's facts, from its l2-info.txt (prepare_mode); for nested and
 # linux-n, the vCPUs of N, the nested guest's own guest, and the PID of the
-# nested guest's QEMU in the host trace (prepare_nested).
+# nested guest's QEMU in the host trace (prepare_nested), and the TSC
+# rates of G and N.
 CPUS=
 N_VCPUS=
 N_DAT=
 IN_L2=
+G_KHZ=
+N_KHZ=
 VMM_PID=
 MARKERS=
 JUMP=
@@ -191,7 +197,8 @@ run_vm_once()
 	# shellcheck disable=SC2086
 	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" "${nested[@]}" \
 		--files "scripts tools/record-host" -- \
-		sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES >"$VM_LOG" 2>&1
+		${N_TSC_KHZ:+KTT_N_TSC_KHZ=$N_TSC_KHZ} sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES \
+		>"$VM_LOG" 2>&1
 }
 
 # Run the nested payload: status 0, or 4 with its "# SKIP" reason. A run
@@ -358,15 +365,14 @@ check_tsc_write()
 	return $rc
 }
 
-# Each vCPU's last kvm_write_tsc_multiplier is KVM's ratio for L2's rate:
-# 2^frac_bits * L2 kHz / L1 kHz, rounded down (the default when equal).
-# Only a recording from before L2's vCPUs were created has it.
+# Each vCPU's last kvm_write_tsc_multiplier is KVM's ratio for its guest's
+# rate: 2^frac_bits * L2 kHz / L1 kHz, rounded down (the default when
+# equal). Only a recording from before the guest's vCPUs were created has
+# it.
 check_l2_multiplier()
 {
-	local events=$1 run_txt=$2 cpus=$3 l1_khz l2_khz cpu line next frac expected rc=0
+	local events=$1 l1_khz=$2 l2_khz=$3 cpus=$4 cpu line next frac expected rc=0
 
-	l1_khz=$(info_value "$run_txt" l1_tsc_khz)
-	l2_khz=$(info_value "$run_txt" l2_tsc_khz)
 	for cpu in $(seq 0 $((cpus - 1))); do
 		line=$(awk -v c="$cpu" '$4 == "kvm_write_tsc_multiplier" && $5 == "vcpu=" c' "$events" |
 			sed -n 's/.* next=\(0x[0-9a-f]*\|[0-9]*\) frac_bits=\([0-9]*\).*/\1 \2/p' | tail -1)
@@ -750,6 +756,8 @@ prepare_mode()
 		N_VCPUS=$(info_value "$INFO" n_vcpus)
 		MARKERS=$(info_value "$INFO" n_markers)
 		PORT_HEX=$UCALL_PORT_HEX
+		G_KHZ=$(info_value "$RUN_TXT" l2_tsc_khz)
+		N_KHZ=$(info_value "$RUN_TXT" n_tsc_khz)
 	else
 		MARKERS=$(info_value "$INFO" markers_per_phase)
 		PORT_HEX=$(printf '%04x' "$(info_value "$INFO" marker_port)")
@@ -757,6 +765,9 @@ prepare_mode()
 	sed "s/^/# $MODE: /" "$RUN_TXT"
 	if [ "$MODE" = linux-n ]; then
 		N_VCPUS=$(info_value "$IN_L2/l2-info.txt" cpus)
+		# G ran its own guest as the test VM runs G: its L1 is G.
+		G_KHZ=$(info_value "$IN_L2/nested-run.txt" l1_tsc_khz)
+		N_KHZ=$(info_value "$IN_L2/nested-run.txt" l2_tsc_khz)
 		sed "s/^/# $MODE: in G: /" "$IN_L2/nested-run.txt"
 		raw_events "$N_DAT" >"$OUT/n.events"
 		show_event_counts "${N_DAT#"$MODE_DIR"/} (N's)" "$OUT/n.events"
@@ -922,6 +933,8 @@ check_nested_mode()
 		check_host_port_exits "$OUT/host.events" "$OUT/host.io-exits" "$PORT_HEX" "$CPUS" $((N_VCPUS * per_vcpu))
 	check "$g has one kvm_exit for the port per N marker on each vCPU of N" \
 		check_host_port_exits "$OUT/guest.events" "$OUT/guest.io-exits" "$PORT_HEX" "$N_VCPUS" "$per_vcpu"
+	check "$g has N's TSC multiplier for N's rate" \
+		check_l2_multiplier "$OUT/guest.events" "$G_KHZ" "$N_KHZ" "$N_VCPUS"
 	check "$h has kvm_nested_tsc_offset into guest mode, $g N's TSC write as kvm_write_tsc_offset" \
 		check_nested_tsc_offsets "$OUT/host.events" "$OUT/guest.events" "$CPUS" "$N_VCPUS" \
 		$((N_VCPUS * per_vcpu)) "$JUMP" "$g_debugfs"
@@ -965,7 +978,8 @@ check_mode()
 		check_tsc_write "$OUT/host.events" "$DEBUGFS" "$CPUS" "$JUMP"
 	[ "$MODE" = own ] &&
 		check "$h has each vCPU's TSC multiplier for L2's rate" \
-			check_l2_multiplier "$OUT/host.events" "$RUN_TXT" "$CPUS"
+			check_l2_multiplier "$OUT/host.events" "$(info_value "$RUN_TXT" l1_tsc_khz)" \
+				"$(info_value "$RUN_TXT" l2_tsc_khz)" "$CPUS"
 	run_step show_trace_cmd_merge
 	merge_check "kvm-tsc-merge merges the pair and exits 0" run_merge "$HOST_DAT" "l2=$GUEST_DAT" "$OUT"
 	merge_check "in the merged timeline every marker comes right before its own port exit" \
@@ -998,6 +1012,7 @@ main()
 		--vmm) VMM=${2:?--vmm needs qemu or bochs}; shift ;;
 		--dir) VM_DIR=$(realpath -m "${2:?--dir needs a directory}"); shift ;;
 		--l2-tsc-khz) L2_TSC_KHZ=${2:?--l2-tsc-khz needs a rate in kHz}; shift ;;
+		--n-tsc-khz) N_TSC_KHZ=${2:?--n-tsc-khz needs a rate in kHz}; shift ;;
 		--modes) MODES=${2:?--modes needs a list of modes}; shift ;;
 		*) die "$USAGE" ;;
 		esac
