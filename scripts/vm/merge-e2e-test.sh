@@ -22,21 +22,19 @@
 #   nested as own, but the guest (G, one vCPU) runs a KVM guest of its own
 #          (N, tsc_nested_payload's), whose rdtsc before each ucall port
 #          exit G writes into its trace: nested/host.dat, nested/guest.dat.
-#          Checked as its own list: N's markers in G's trace, H's ucall
-#          port exits and kvm_nested_tsc_offset, G's kvm_write_tsc_offset
-#          for N's jump; N's markers as an L2 trace (mktrace) merged
-#          through kvm_nested_tsc_offset, each right before its port exit,
-#          and the same host TSC through G's TSC (G's trace, then H's)
+#          Checked as its own list: N's markers in G's trace, the ucall
+#          port exits in H's trace and in G's, N's multiplier in G's,
+#          kvm_nested_tsc_offset in H's, G's kvm_write_tsc_offset for N's
+#          jump; N's markers as an L2 trace (mktrace) merged through
+#          kvm_nested_tsc_offset, each right before its port exit, and the
+#          same host TSC through G's TSC (G's trace, then H's)
 #   linux-n as nested, but N is a Linux guest tracing itself, booted by G
-#          with vm-nested-trace.sh's mode own (vmtest.sh --nested-linux;
-#          the test VM gets 3G and an hour): linux-n/host.dat, and G's run
-#          in linux-n/in-l2/: host.dat (G's trace), guest.dat (N's). Checked
-#          as nested, with N's own trace: N's markers, their port exits in
-#          H's trace and in G's, kvm_nested_tsc_offset in H's, N's TSC write
-#          in G's from the offset G's debugfs showed; N's trace merged
-#          directly with H's through kvm_nested_tsc_offset, each marker
-#          right before its port exit, and the same host TSC through G's.
-#          Not in the default MODES: N's boot alone takes minutes
+#          with vm-nested-trace.sh's mode own (vmtest.sh --nested-linux,
+#          and an hour): linux-n/host.dat, and G's run in linux-n/in-l2/:
+#          host.dat (G's trace), guest.dat (N's). Checked as nested, with
+#          N's own trace, whose markers come before and after N's TSC jump,
+#          and G's debugfs offset of N before it. Not in the default MODES:
+#          N's boot alone takes minutes
 #
 # --no-vm checks the files of the previous run in DIR/export instead.
 # --l2-tsc-khz runs the nested guest's TSC at KHZ through TSC scaling
