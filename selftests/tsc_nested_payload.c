@@ -19,6 +19,10 @@
  * jump is written into the trace too, as "ktt-n-jump cpu=C from=X to=Y".
  * With -k, the guest's TSC runs at that rate (KVM_SET_TSC_KHZ, TSC
  * scaling), so that this kernel's KVM has a multiplier of its own for it.
+ * The rate is the VM's, set before its vCPUs exist, so that each vCPU's
+ * TSC starts at 0 at that rate: set on a vCPU afterwards, it would keep the
+ * offset computed for this kernel's rate, and the guest's TSC would start
+ * below 0, a wrap no trace of the guest's could hold in order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -233,13 +237,16 @@ int main(int argc, char *argv[])
 	}
 	__TEST_REQUIRE(!geteuid() && tracefs_tracing_dir(), "needs root and a mounted tracefs");
 	__TEST_REQUIRE(!err, KVM_DEV_UNUSABLE, strerror(err));
-	__TEST_REQUIRE(!tsc_khz || kvm_has_cap(KVM_CAP_TSC_CONTROL),
-		       "-k needs TSC scaling, which this kernel's KVM has not (KVM_CAP_TSC_CONTROL)");
+	__TEST_REQUIRE(!tsc_khz || (kvm_has_cap(KVM_CAP_TSC_CONTROL) &&
+				    kvm_has_cap(KVM_CAP_VM_TSC_CONTROL)),
+		       "-k needs TSC scaling, which this kernel's KVM has not");
 	open_trace_marker(instance_name);
 
-	vm = vm_create_with_vcpus(nr_vcpus, guest_code, vcpus);
-	for (i = 0; i < nr_vcpus && tsc_khz; i++)
-		vcpu_ioctl(vcpus[i], KVM_SET_TSC_KHZ, (void *)(unsigned long)tsc_khz);
+	vm = vm_create(nr_vcpus);
+	if (tsc_khz)
+		vm_ioctl(vm, KVM_SET_TSC_KHZ, (void *)(unsigned long)tsc_khz);
+	for (i = 0; i < nr_vcpus; i++)
+		vcpus[i] = vm_vcpu_add(vm, i, guest_code);
 	for (i = 0; i < nr_vcpus; i++) {
 		results[i].vcpu = vcpus[i];
 		err = pthread_create(&threads[i], NULL, vcpu_thread, &results[i]);
