@@ -220,14 +220,16 @@ self_events()
 }
 
 # Mode nested's: what L2's KVM does for N (its TSC offsets, and the
-# series' other TSC events where this kernel has them; entries and exits).
-# The payload's markers, ftrace:print, are not named: the buffer records
+# series' other TSC events where this kernel has them; entries and exits),
+# and task_newtask, which ties the payload's vCPU threads to the process
+# whose thread created the vCPUs (and wrote their first multiplier and
+# offset), as kvm-tsc-merge needs. The payload's markers, ftrace:print, are not named: the buffer records
 # every trace_marker write while tracing is on, and trace-cmd 3.1.6
 # refuses the event, which has no enable file ("No events enabled with
 # ftrace:print").
 nested_events()
 {
-	local events="-e sched:sched_switch -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit" ev
+	local events="-e sched:sched_switch -e task:task_newtask -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit" ev
 
 	for ev in kvm_write_tsc_multiplier kvm_nested_tsc_offset; do
 		[ -d "$TRACEFS/events/kvm/$ev" ] && events="$events -e kvm:$ev"
