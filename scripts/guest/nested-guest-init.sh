@@ -26,12 +26,12 @@
 # seq=K tsc=T"; half way, each of N's vCPUs jumps TSC_JUMP ahead, so that
 # L2's KVM writes a new offset and L1's KVM a new one for N on L2's vCPU.
 # ktt_n_vcpus and ktt_n_markers (default 1 and 50) are N's vCPUs and the
-# markers of each; ktt_n_tsc_khz, when given, N's TSC rate (TSC scaling). "linux-n" makes L2 the host of a Linux guest (N): it
-# loads KVM and runs vm-nested-trace.sh (vmtest.sh --nested-linux puts it
-# in /ktt) in its mode own, as L1 runs L2: record-host.sh records L2's
-# trace from before N boots, and N, booting this initramfs without KVM,
-# traces itself and writes its markers around its TSC jump; those files go
-# to /export/own.
+# markers of each; ktt_n_tsc_khz, when given, N's TSC rate (TSC scaling).
+# "linux-n" makes L2 the host of a Linux guest (N): it loads KVM and runs
+# vm-nested-trace.sh (vmtest.sh --nested-linux puts it in /ktt) in its
+# mode own, as L1 runs L2: record-host.sh records L2's trace from before N
+# boots, and N, booting this initramfs without KVM, traces itself and
+# writes its markers around its TSC jump; those files go to /export/own.
 #
 # Its other files go to /export, a directory of L1 shared over 9p. Serial
 # ports: ttyS0 is the console; ttyS1 carries "ktt-l2-ready", then
@@ -223,10 +223,10 @@ self_events()
 # series' other TSC events where this kernel has them; entries and exits),
 # and task_newtask, which ties the payload's vCPU threads to the process
 # whose thread created the vCPUs (and wrote their first multiplier and
-# offset), as kvm-tsc-merge needs. The payload's markers, ftrace:print, are not named: the buffer records
-# every trace_marker write while tracing is on, and trace-cmd 3.1.6
-# refuses the event, which has no enable file ("No events enabled with
-# ftrace:print").
+# offset), as kvm-tsc-merge needs. The payload's markers, ftrace:print, are
+# not named: the buffer records every trace_marker write while tracing is
+# on, and trace-cmd 3.1.6 refuses the event, which has no enable file ("No
+# events enabled with ftrace:print").
 nested_events()
 {
 	local events="-e sched:sched_switch -e task:task_newtask -e kvm:kvm_write_tsc_offset -e kvm:kvm_entry -e kvm:kvm_exit" ev
