@@ -301,6 +301,16 @@ $(RESULTS)/merge-e2e-linux-n.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FO
 
 merge-e2e-linux-n: $(RESULTS)/merge-e2e-linux-n.tap
 
+# Mode nested under Bochs, not part of check (the Bochs runs there take
+# their share already): the nested guest at half the host's TSC rate,
+# tsc_nested_payload's guest at half the nested guest's, each through TSC
+# scaling.
+$(RESULTS)/merge-e2e-vmx-nested.tap: tools selftests $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx-nested \
+		--l2-tsc-khz 1750000 --n-tsc-khz 875000 --modes nested
+
+merge-e2e-vmx-nested: $(RESULTS)/merge-e2e-vmx-nested.tap
+
 # One job per core; each check's output is kept whole (-Otarget) even when
 # two run at once, and a check that could not run for want of a build
 # counts as a failure.
@@ -325,4 +335,4 @@ clean:
 FORCE:
 
 .PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
-	series-check merge-e2e-linux-n demo clean FORCE
+	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE
