@@ -547,7 +547,7 @@ check_timeline_order()
 		END {
 			for (v in pending) if (pending[v] != "") fail("vcpu " v ": \"" pending[v] "\" is never followed by its port exit")
 			for (p in matched)
-				printf "# %s markers: %d right before their port exit, at most %d cycles before it, at most %d other io exits of the vCPU between\n", p, matched[p], maxd[p], maxo[p]
+				printf "# %s markers: %d right before their port exit, at most %.0f cycles before it, at most %d other io exits of the vCPU between\n", p, matched[p], maxd[p], maxo[p]
 			if (bad > 20) printf "# ... %d problems in all\n", bad
 			exit bad > 0
 		}'
