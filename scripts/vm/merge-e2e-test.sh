@@ -961,6 +961,20 @@ check_nested_mode()
 		check_timeline_markers "$OUT/TIMELINE.txt" n "$N_VCPUS" "$MARKERS" "${kinds[@]}"
 	merge_check "N's markers converted through G's TSC (G's trace, then H's) are at the direct merge's host TSC" \
 		check_chained_conversion "$pattern"
+	merge_check "N's trace given without ,l2 is named as recorded inside the nested guest, with the spec to give" \
+		check_l2_hint
+}
+
+# N's trace given as an L1 guest of G's VM: its events fall outside L1's
+# runs (exit status 3), and kvm-tsc-merge names the file and the ,l2 spec.
+check_l2_hint()
+{
+	local dir=$OUT/no-l2 spec="n=$N_DAT@$VMM_PID"
+
+	mkdir -p "$dir"
+	run_merge "$HOST_DAT" "$spec" "$dir" 3 || return 1
+	sed 's/^/#   /' "$dir/merge.stderr" | head -3
+	grep -qF "Give it with ,l2: --guest $spec" "$dir/merge.stderr"
 }
 
 # Mode linux-n's third trace, N's, as check_mode names what was exported.
