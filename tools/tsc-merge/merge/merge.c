@@ -327,6 +327,21 @@ static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 	e->process_comm = t->process_comm;
 }
 
+/* What is wrong with a damaged record, after "the record at TSC N". */
+static const char *damage_text(enum damage damage)
+{
+	switch (damage) {
+	case DAMAGE_SHORT:
+		return "runs past its page or its event format";
+	case DAMAGE_DIVISION:
+		return "would make its print format divide by zero";
+	case DAMAGE_FORMAT:
+		return "is of an event whose format's field lines do not parse";
+	default:
+		return "is not damaged";
+	}
+}
+
 static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_sinks)
 {
 	int type;
@@ -352,16 +367,14 @@ static void emit(struct merge *m, struct stream *s, struct sink *sinks, int nr_s
 	if (damage != DAMAGE_NONE) {
 		if (!m->stats->damaged++)
 			fprintf(stderr, "%s: CPU %d: the record at TSC %llu %s: the file is damaged there\n",
-				s->path, s->cpu, (unsigned long long)s->rec->ts,
-				damage == DAMAGE_SHORT ? "runs past its page or its event format" :
-				"would make its print format divide by zero");
+				s->path, s->cpu, (unsigned long long)s->rec->ts, damage_text(damage));
 		text.damaged = true;
 	}
 	m->last_key = s->key;
 	if (s->guest)
 		guest_event(m, s, &e);
 	else
-		host_event(m, s, &e, type, event, damage != DAMAGE_SHORT);
+		host_event(m, s, &e, type, event, damage == DAMAGE_NONE || damage == DAMAGE_DIVISION);
 	for (i = 0; i < nr_sinks; i++)
 		sinks[i].ops->event(sinks[i].priv, &e);
 }

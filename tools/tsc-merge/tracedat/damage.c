@@ -132,13 +132,14 @@ static bool format_divides(struct tep_event *ev)
  * lookup per record): how far its fixed fields reach (the largest offset +
  * size, as the check below sums them), whether it has dynamic ones, so a
  * record is checked against them, not against every field, and whether
- * its print format divides at all.
+ * its print format divides at all, and whether its field lines parsed.
  */
 struct event_slot {
 	const struct tep_event *event;
 	unsigned int end;
 	bool dynamic;
 	bool divides;
+	bool unparsed;
 };
 
 static struct event_slot event_cache[EVENT_SLOTS];
@@ -146,6 +147,7 @@ static struct event_slot event_cache[EVENT_SLOTS];
 static void fill_event_slot(struct event_slot *s, struct tep_event *ev)
 {
 	struct tep_format_field *f;
+	int listed = 0;
 
 	s->event = ev;
 	s->end = 0;
@@ -156,8 +158,15 @@ static void fill_event_slot(struct event_slot *s, struct tep_event *ev)
 		if (end > s->end)
 			s->end = end;
 		s->dynamic |= !!(f->flags & TEP_FIELD_IS_DYNAMIC);
+		listed++;
 	}
 	s->divides = format_divides(ev);
+	/*
+	 * libtraceevent keeps an event whose field lines fail to parse part
+	 * way, flagged failed, with the fields before the damage listed and
+	 * nr_fields left 0: what its records hold past them is unknown.
+	 */
+	s->unparsed = (ev->flags & TEP_EVENT_FL_FAILED) && listed != ev->format.nr_fields;
 }
 
 /* Inline, as fits_format(): both run for every record. */
@@ -201,7 +210,9 @@ static inline bool fits_format(const struct handle_slot *hs, const struct event_
 
 bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r)
 {
-	return fits_format(handle_info(h), event_info(ev), ev, r);
+	const struct event_slot *es = event_info(ev);
+
+	return !es->unparsed && fits_format(handle_info(h), es, ev, r);
 }
 
 /* The caches are keyed by event: a closed file's events may be freed. */
@@ -247,6 +258,8 @@ enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct
 	if (!ev)
 		return DAMAGE_SHORT;
 	es = event_info(ev);
+	if (es->unparsed)
+		return DAMAGE_FORMAT;
 	if (!fits_format(hs, es, ev, r))
 		return DAMAGE_SHORT;
 	if (!es->divides)

@@ -172,6 +172,7 @@ enum damage {
 	DAMAGE_NONE,
 	DAMAGE_SHORT,			/* shorter than its format says */
 	DAMAGE_DIVISION,		/* its print format would divide by zero */
+	DAMAGE_FORMAT,			/* its event format's field lines do not parse */
 };
 
 bool record_fits_format(struct tracecmd_input *h, struct tep_event *ev, struct tep_record *r);
