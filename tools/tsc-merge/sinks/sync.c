@@ -73,6 +73,8 @@ struct sync_file {
 	struct td_file td;
 	char *out;			/* DIR/name */
 	char *tmp;			/* DIR/.name.XXXXXX while written */
+	char *old;			/* DIR/.name.XXXXXX: what it replaces, until all are in */
+	bool placed;			/* @tmp renamed to @out, not yet kept */
 	int fd;				/* of @tmp */
 	int copy_errno;			/* why copying the input failed */
 	uint64_t trace_id;		/* its own, or a new one */
@@ -119,28 +121,46 @@ char *sync_copy_path(const char *dir, const char *input)
 }
 
 /*
+ * What a copy's name holds: nothing, or with --force a file it replaces;
+ * never a directory, which no rename replaces. The name itself is looked
+ * at, as the rename replaces a symbolic link, not what it names.
+ */
+static int check_target(const struct sync_out *s, const char *path, bool *exists)
+{
+	struct stat st;
+
+	*exists = false;
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: is a directory\n", path);
+		return -1;
+	}
+	if (!s->force) {
+		fprintf(stderr, "%s: exists; --force replaces it\n", path);
+		return -1;
+	}
+	*exists = true;
+	return 0;
+}
+
+/*
  * The copy goes to DIR under the input's name. main.c's check of the run's
  * files has refused a copy that would replace an input or another copy.
  */
 static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *path)
 {
-	struct stat st;
+	bool exists;
 
 	if (td_open(&f->td, path))
 		return -1;
 	f->out = sync_copy_path(s->dir, path);
 	f->trace_id = f->td.trace_id ? f->td.trace_id : new_trace_id();
-	if (stat(f->out, &st)) {
-		if (errno == ENOENT)
-			return 0;
-		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
-		return -1;
-	}
-	if (!s->force) {
-		fprintf(stderr, "%s: exists; --force replaces it\n", f->out);
-		return -1;
-	}
-	return 0;
+	return check_target(s, f->out, &exists);
 }
 
 /* libtracecmd gives an instance buffer's handle no time sync of its own. */
@@ -482,17 +502,6 @@ static int write_file(struct sync_file *f, const struct td_options *o)
 	return 0;
 }
 
-static int rename_file(struct sync_out *s, struct sync_file *f)
-{
-	if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->out, s->force ? 0 : RENAME_NOREPLACE)) {
-		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
-		return -1;
-	}
-	free(f->tmp);
-	f->tmp = NULL;
-	return 0;
-}
-
 /*
  * The host's only buffer with data, when it is an instance and the top
  * level is empty, as record-host.sh records; else NULL.
@@ -614,15 +623,100 @@ int sync_write(struct sync_out *s)
 	return 0;
 }
 
-/* The written copies take their names. */
+/* The host's copy, then the guests' in command-line order. */
+static struct sync_file *file_at(struct sync_out *s, int i)
+{
+	return i ? &s->guests[i - 1].file : &s->host;
+}
+
+/* Move the file a copy replaces to a temporary name beside it. */
+static int set_aside(struct sync_file *f)
+{
+	int fd = create_temp_beside(f->out, &f->old);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (!rename(f->out, f->old))
+		return 0;
+	fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
+	remove_temp(&f->old);
+	return -1;
+}
+
+/*
+ * The copy takes its name, what was there set aside. DIR is checked
+ * again: a file may have appeared there, or gone, since sync_prepare().
+ */
+static int place_file(struct sync_out *s, struct sync_file *f)
+{
+	bool exists;
+
+	if (check_target(s, f->out, &exists) || (exists && set_aside(f)))
+		return -1;
+	if (!renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->out, RENAME_NOREPLACE)) {
+		f->placed = true;
+		return 0;
+	}
+	fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
+	return -1;
+}
+
+/*
+ * Undo place_file(): the set-aside file goes back over the copy in one
+ * rename, else the copy goes back to its temporary name, which
+ * free_file() removes. A file that cannot go back stays where it is,
+ * named.
+ */
+static int put_back(struct sync_file *f)
+{
+	int ret = 0;
+
+	if (f->old && rename(f->old, f->out)) {
+		fprintf(stderr, "%s: cannot put it back; it is %s now: %s\n", f->out, f->old,
+			strerror(errno));
+		ret = -1;
+	} else if (!f->old && f->placed && rename(f->out, f->tmp)) {
+		fprintf(stderr, "%s: cannot take this run's copy away: %s\n", f->out,
+			strerror(errno));
+		ret = -1;
+	}
+	free(f->old);
+	f->old = NULL;
+	f->placed = false;
+	return ret;
+}
+
+/* Every copy is in: the files they replaced go. */
+static void keep_file(struct sync_file *f)
+{
+	remove_temp(&f->old);
+	free(f->tmp);
+	f->tmp = NULL;
+}
+
+/*
+ * The written copies take their names, all or none: the host's copy names
+ * the guests' trace ids, so a host copy without its guests' copies, or
+ * beside older ones, puts their events at other times or on no thread.
+ * What each copy replaces is set aside until the last is in; when one
+ * cannot go in, those before it are put back.
+ */
 int sync_commit(struct sync_out *s)
 {
-	int i;
+	int i, n = 1 + s->nr_guests, failed = 0;
 
-	if (rename_file(s, &s->host))
-		return -1;
-	for (i = 0; i < s->nr_guests; i++)
-		if (rename_file(s, &s->guests[i].file))
-			return -1;
-	return 0;
+	for (i = 0; i < n; i++)
+		if (place_file(s, file_at(s, i)))
+			break;
+	if (i == n) {
+		for (i = 0; i < n; i++)
+			keep_file(file_at(s, i));
+		return 0;
+	}
+	for (; i >= 0; i--)
+		failed |= put_back(file_at(s, i));
+	if (!failed)
+		fprintf(stderr, "kvm-tsc-merge: --sync-out left %s as it was\n", s->dir);
+	return -1;
 }

@@ -481,6 +481,53 @@ test_outputs_kept()
 	tap_result $? "-o on a character device (a private copy of /dev/null) writes it and never removes it, failed run or not"
 }
 
+# sync_commit_race NAME DIR FORCE COMMAND...: merge the step pair with -S
+# DIR (FORCE: -f or ""), its timeline into a FIFO, which holds the run
+# after --sync-out checked DIR and began its copies; then run COMMAND,
+# which puts something in the way of the guest's copy, and let the run go
+# on.
+sync_commit_race()
+{
+	local fifo=$WORK/$1.fifo pid i
+
+	mkfifo "$fifo"
+	# shellcheck disable=SC2086 # FORCE is one option or none
+	"$MERGE" -q $3 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$2" -o "$fifo" \
+		2>"$WORK/$1.err" &
+	pid=$!
+	for i in $(seq 100); do
+		compgen -G "$2/.step-guest.dat.*" >/dev/null && break
+		sleep 0.1
+	done
+	"${@:4}"
+	timeout 20 cat "$fifo" >/dev/null
+	wait "$pid"
+	STATUS=$?
+	ERR=$(cat "$WORK/$1.err")
+}
+
+# A guest's copy that cannot take its name when the run ends (a directory
+# or a file put there after the check) leaves DIR as it was: the host's
+# copy, which names the guest's trace id, is not put in either.
+test_sync_all_or_nothing()
+{
+	local dir=$WORK/sync-aon
+
+	mkdir -p "$dir/force" "$dir/new"
+	echo "old host copy" >"$dir/force/step-host.dat"
+	sync_commit_race aon-force "$dir/force" -f mkdir "$dir/force/step-guest.dat"
+	expect_error "^$dir/force/step-guest.dat: is a directory$" &&
+		grep -qxF "kvm-tsc-merge: --sync-out left $dir/force as it was" <<<"$ERR" &&
+		[ "$(cat "$dir/force/step-host.dat")" = "old host copy" ] &&
+		[ "$(ls -A "$dir/force" | tr '\n' ' ')" = "step-guest.dat step-host.dat " ]
+	tap_result $? "--sync-out -f: a guest copy's name taken by a directory during the run puts the replaced host copy back and names the directory"
+	sync_commit_race aon-new "$dir/new" "" touch "$dir/new/step-guest.dat"
+	expect_error "^$dir/new/step-guest.dat: exists; --force replaces it$" &&
+		grep -qxF "kvm-tsc-merge: --sync-out left $dir/new as it was" <<<"$ERR" &&
+		[ "$(ls -A "$dir/new")" = step-guest.dat ] && [ ! -s "$dir/new/step-guest.dat" ]
+	tap_result $? "--sync-out: a file put at a guest copy's name during the run takes this run's host copy away again and is left alone"
+}
+
 # The same process creates vCPU 0 twice (multiplier written from 0 again):
 # two VMs, @1000.1 with offset 100 and @1000.2 with offset 7000.
 test_vm_created_again()
@@ -1018,13 +1065,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((70 + unit_plan))
+	tap_plan $((72 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
