@@ -178,11 +178,64 @@ static int check_guest_buffers(const struct trace_file *f)
 	return 0;
 }
 
-static int prepare_guest(struct sync_out *s, struct sync_guest *sg, const struct sink_guest *g)
+/* The host's copy, then the guests' in command-line order. */
+static struct sync_file *file_at(struct sync_out *s, int i)
 {
+	return i ? &s->guests[i - 1].file : &s->host;
+}
+
+/* The copy before the @nr-th that has trace id @id; NULL: none. */
+static const struct sync_file *id_taken(struct sync_out *s, int nr, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (file_at(s, i)->trace_id == id)
+			return file_at(s, i);
+	return NULL;
+}
+
+static void give_new_trace_id(struct sync_out *s, int nr)
+{
+	struct sync_file *f = file_at(s, nr);
+
+	do
+		f->trace_id = new_trace_id();
+	while (id_taken(s, nr, f->trace_id));
+}
+
+/*
+ * Every copy gets a trace id of its own. Two inputs may share one (the
+ * same recording given for two VMs, two copies of one agent, a synced
+ * guest file given twice), and trace-cmd and KernelShark look a guest up
+ * in the host's GUEST options by trace id, taking the last: every guest
+ * of that id would be drawn on the last one's threads. The merge has tied
+ * each input to its own VM, and the copies are new files meant to show
+ * that tie, so the later copy takes a new id, said on stderr, rather than
+ * the run being refused; the inputs stay as they are.
+ */
+static void make_trace_id_distinct(struct sync_out *s, int nr)
+{
+	struct sync_file *f = file_at(s, nr);
+	const struct sync_file *other = id_taken(s, nr, f->trace_id);
+
+	if (!other)
+		return;
+	give_new_trace_id(s, nr);
+	if (f->td.trace_id)
+		fprintf(stderr, "warning: %s: has the trace id %#llx of %s; its --sync-out copy gets %#llx, so that trace-cmd and KernelShark tell the two apart\n",
+			f->td.path, (unsigned long long)f->td.trace_id, other->td.path,
+			(unsigned long long)f->trace_id);
+}
+
+static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
+{
+	struct sync_guest *sg = &s->guests[i];
+
 	sg->g = g;
 	if (check_guest_buffers(g->file) || open_sync_file(s, &sg->file, g->file->path))
 		return -1;
+	make_trace_id_distinct(s, 1 + i);
 	sg->nr_cpus = g->nr_cpus;
 	sg->cpus = xcalloc(sg->nr_cpus, sizeof(*sg->cpus));
 	return 0;
@@ -258,7 +311,7 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	if (open_sync_file(s, &s->host, desc->host->path))
 		goto fail;
 	for (i = 0; i < s->nr_guests; i++)
-		if (prepare_guest(s, &s->guests[i], &desc->guests[i]))
+		if (prepare_guest(s, i, &desc->guests[i]))
 			goto fail;
 	if (start_copies(s))
 		goto fail;
@@ -452,9 +505,10 @@ static void build_time_shift(struct td_options *o, const struct sync_guest *sg,
 	td_opt_end(o, td);
 }
 
+/* A later TRACEID replaces the input's: libtracecmd keeps the last. */
 static void build_trace_id(struct td_options *o, const struct sync_file *f)
 {
-	if (f->td.trace_id)
+	if (f->trace_id == f->td.trace_id)
 		return;
 	td_opt_begin(o, TD_OPTION_TRACEID);
 	td_opt_put(o, &f->td, f->trace_id, 8);
@@ -621,12 +675,6 @@ int sync_write(struct sync_out *s)
 		if (write_guest(s, &s->guests[i]))
 			return -1;
 	return 0;
-}
-
-/* The host's copy, then the guests' in command-line order. */
-static struct sync_file *file_at(struct sync_out *s, int i)
-{
-	return i ? &s->guests[i - 1].file : &s->host;
 }
 
 /* Move the file a copy replaces to a temporary name beside it. */

@@ -1011,6 +1011,39 @@ test_bad_guest_option()
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
+# trace_id_at FILE: the offset of the id of FILE's last TRACEID option
+# (u16 id 11, u32 size 8, then the id).
+trace_id_at()
+{
+	echo $(($(grep -obUaP '\x0b\x00\x08\x00\x00\x00' "$1" | tail -1 | cut -d: -f1) + 6))
+}
+
+# Two guests with one trace id: the synced copy of test_two_vms's guest a,
+# and guest b's synced copy given a's id, as two copies of one agent
+# would have. Their copies get distinct ids, said in one line, and merged
+# again without @PID each is tied by its own GUEST option.
+test_sync_trace_ids()
+{
+	local timeline
+
+	merge ids-first -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" \
+		-g b="$WORK/vms-b.dat@2000" -S "$WORK/sync-ids-first"
+	cp "$WORK/sync-ids-first/vms-b.dat" "$WORK/ids-b.dat"
+	dd if="$WORK/sync-ids-first/vms-a.dat" bs=1 skip="$(trace_id_at "$WORK/sync-ids-first/vms-a.dat")" \
+		count=8 status=none |
+		dd of="$WORK/ids-b.dat" bs=1 seek="$(trace_id_at "$WORK/ids-b.dat")" conv=notrunc status=none
+	merge ids -H "$WORK/vms-host.dat" -g a="$WORK/sync-ids-first/vms-a.dat@1000" \
+		-g b="$WORK/ids-b.dat@2000" -S "$WORK/sync-ids"
+	timeline=$OUT
+	expect 0 "150 a:0 print: 0x0: a0" "450 b:1 print: 0x0: b1" &&
+		grep -qx "warning: $WORK/ids-b.dat: has the trace id 0x[0-9a-f]* of $WORK/sync-ids-first/vms-a.dat; its --sync-out copy gets 0x[0-9a-f]*, so that trace-cmd and KernelShark tell the two apart" <<<"$ERR" &&
+		[ "$(grep -c . <<<"$ERR")" = 1 ] &&
+		merge ids-again -H "$WORK/sync-ids/vms-host.dat" -g a="$WORK/sync-ids/vms-a.dat" \
+			-g b="$WORK/sync-ids/ids-b.dat" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out: two guests with one trace id get copies with ids of their own, said in one line; merged again without @PID, the same timeline"
+}
+
 # record-host.sh started while the VM ran: no clone event, no offset event
 # before the guest's events; the snapshot lines give the VMM of each vCPU
 # thread and its offset. Thread 1001 ran before the snapshot came.
@@ -1065,13 +1098,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((72 + unit_plan))
+	tap_plan $((73 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
