@@ -13,8 +13,9 @@
  * host minus guest exactly: one sample per TSC step that holds events, and
  * on a scaled vCPU, where that difference moves with every tick, one per
  * event. The GUEST option in the host file maps each guest CPU to the host
- * thread that ran it, and TRACEID options tie the files together, as
- * KernelShark's KVM plugin needs.
+ * thread that ran it (none for a guest whose CPUs shared a thread, which
+ * it cannot say), and TRACEID options, one id per copy, tie the files
+ * together, as KernelShark's KVM plugin needs.
  *
  * The inputs are copied to the temporary files by a thread of their own
  * while the merge runs, since the merge keeps the other core busy; the new
@@ -85,6 +86,7 @@ struct sync_guest {
 	struct sync_file file;
 	struct sync_cpu *cpus;
 	int nr_cpus;
+	bool guest_option;		/* the host copy maps its CPUs to threads */
 };
 
 struct sync_out {
@@ -228,6 +230,41 @@ static void make_trace_id_distinct(struct sync_out *s, int nr)
 			(unsigned long long)f->trace_id);
 }
 
+static void warn_shared_thread(const struct sink_guest *g, int first)
+{
+	int c, tid = g->cpu_threads[first];
+
+	fprintf(stderr, "warning: %s: its --sync-out copy gets no GUEST option: host thread %d runs its CPUs %d",
+		g->file->path, tid, first);
+	for (c = first + 1; c < g->nr_cpus; c++)
+		if (g->cpu_threads[c] == tid)
+			fprintf(stderr, ",%d", c);
+	fprintf(stderr, ", and the option gives each CPU a thread of its own; the TIME_SHIFT still places its events\n");
+}
+
+/*
+ * trace-cmd's GUEST option gives each guest CPU a host thread of its own,
+ * and its readers look a thread's CPU up: a thread that ran several, as
+ * this project's selftest VMMs and tsc_guest_demo run every vCPU on one,
+ * would put them all on one CPU (kvm-tsc-merge refuses the others). Such
+ * a guest gets no GUEST option, as trace-cmd writes none when it cannot
+ * find every vCPU's thread.
+ */
+static bool can_map_cpus(const struct sink_guest *g)
+{
+	int c, d;
+
+	for (c = 0; c < g->nr_cpus; c++) {
+		for (d = c + 1; g->cpu_threads[c] >= 0 && d < g->nr_cpus; d++) {
+			if (g->cpu_threads[d] != g->cpu_threads[c])
+				continue;
+			warn_shared_thread(g, c);
+			return false;
+		}
+	}
+	return true;
+}
+
 static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
 {
 	struct sync_guest *sg = &s->guests[i];
@@ -235,7 +272,16 @@ static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
 	sg->g = g;
 	if (check_guest_buffers(g->file) || open_sync_file(s, &sg->file, g->file->path))
 		return -1;
-	make_trace_id_distinct(s, 1 + i);
+	sg->guest_option = can_map_cpus(g);
+	/*
+	 * Without a GUEST option of its own, a copy keeping its input's id
+	 * would be tied by one the host input may hold for it (an agent's,
+	 * a copy's), which readers would take: it gets a new id.
+	 */
+	if (sg->guest_option)
+		make_trace_id_distinct(s, 1 + i);
+	else
+		give_new_trace_id(s, 1 + i);
 	sg->nr_cpus = g->nr_cpus;
 	sg->cpus = xcalloc(sg->nr_cpus, sizeof(*sg->cpus));
 	return 0;
@@ -644,7 +690,8 @@ static int write_host(struct sync_out *s)
 	}
 	build_trace_id(&o, &s->host);
 	for (i = 0; i < s->nr_guests; i++)
-		build_guest(&o, &s->host.td, &s->guests[i]);
+		if (s->guests[i].guest_option)
+			build_guest(&o, &s->host.td, &s->guests[i]);
 	ret = write_file(&s->host, &o);
 	td_opt_free(&o);
 	return ret;

@@ -1044,6 +1044,38 @@ test_sync_trace_ids()
 	tap_result $? "--sync-out: two guests with one trace id get copies with ids of their own, said in one line; merged again without @PID, the same timeline"
 }
 
+# One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
+# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the
+# copy has none, said in one line; trace-cmd places the events by the
+# TIME_SHIFT, and merged again without @PID the guest is tied by its CPU
+# count.
+test_sync_shared_thread()
+{
+	local id timeline
+
+	{ echo "comm 1000 qemu"
+	  echo "0 1 1 task:task_newtask pid=1000 comm=qemu clone_flags=0x1200011"
+	  echo "comm 1001 vcpus"
+	  echo "0 2 1000 task:task_newtask pid=1001 comm=vcpus clone_flags=0x3d0f00"
+	  for id in 0 1 2; do
+		echo "0 $((3 + 2 * id)) 1001 kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+		echo "0 $((4 + 2 * id)) 1001 kvm:kvm_write_tsc_offset vcpu_id=$id previous_tsc_offset=0 next_tsc_offset=1000"
+	  done
+	  run 1001 0 100 200; run 1001 1 300 400; run 1001 2 500 600; } | mktrace onethread-host
+	{ echo "cpus 3"; mark 0 1150 a; mark 1 1350 b; mark 2 1550 c; } | mktrace onethread-guest
+	merge onethread -H "$WORK/onethread-host.dat" -g "$WORK/onethread-guest.dat" \
+		-S "$WORK/sync-onethread"
+	timeline=$OUT
+	expect 0 "150 onethread-guest:0 print: 0x0: a" "350 onethread-guest:1 print: 0x0: b" \
+		"550 onethread-guest:2 print: 0x0: c" &&
+		[ "$ERR" = "warning: $WORK/onethread-guest.dat: its --sync-out copy gets no GUEST option: host thread 1001 runs its CPUs 0,1,2, and the option gives each CPU a thread of its own; the TIME_SHIFT still places its events" ] &&
+		[ "$(report_guest_times "$WORK/sync-onethread" onethread-host onethread-guest)" = "150 350 550 " ] &&
+		merge onethread-again -H "$WORK/sync-onethread/onethread-host.dat" \
+			-g "$WORK/sync-onethread/onethread-guest.dat" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out: a host thread running several vCPUs gets no GUEST option, said in one line; trace-cmd places the events, and merged again without @PID, the same timeline"
+}
+
 # record-host.sh started while the VM ran: no clone event, no offset event
 # before the guest's events; the snapshot lines give the VMM of each vCPU
 # thread and its offset. Thread 1001 ran before the snapshot came.
@@ -1098,13 +1130,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((73 + unit_plan))
+	tap_plan $((74 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
