@@ -1044,6 +1044,19 @@ test_sync_trace_ids()
 	tap_result $? "--sync-out: two guests with one trace id get copies with ids of their own, said in one line; merged again without @PID, the same timeline"
 }
 
+# test_bad_guest_option's host, its GUEST option naming thread 4242, with
+# its guest tied by @PID: the copy adds the right option after the bad
+# one, and read back without @PID the last is taken, as libtracecmd does.
+test_sync_last_guest_option()
+{
+	merge lastopt -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat@1000" \
+		-S "$WORK/sync-lastopt" &&
+		merge lastopt-again -H "$WORK/sync-lastopt/badtid-host.dat" \
+			-g "$WORK/sync-lastopt/step-guest.dat" &&
+		expect 0 "250 step-guest:0 print: 0x0: before" "450 step-guest:0 print: 0x0: after"
+	tap_result $? "--sync-out copies of a host with a wrong GUEST option: read back without @PID, the copy's own, the last, ties the guest"
+}
+
 # One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
 # tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the
 # copy has none, said in one line; trace-cmd places the events by the
@@ -1130,13 +1143,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((74 + unit_plan))
+	tap_plan $((75 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
