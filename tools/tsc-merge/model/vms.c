@@ -479,16 +479,18 @@ int guest_check_cpus(struct guest *g, const struct trace_file *host)
 
 /*
  * The host's GUEST option for @g's trace id, if trace-cmd wrote one that
- * maps CPUs: it writes none when it could not find every vCPU thread.
+ * maps CPUs: it writes none when it could not find every vCPU thread. Of
+ * several, the last, as libtracecmd takes it: a --sync-out copy's comes
+ * after the one its input had.
  */
 static const struct td_guest_map *guest_map_of(const struct trace_file *host,
 					       const struct guest *g)
 {
-	unsigned int i;
+	unsigned int i = host->meta.nr_guests;
 
 	if (!g->file.meta.trace_id || g->level != LEVEL_L1)
 		return NULL;
-	for (i = 0; i < host->meta.nr_guests; i++)
+	while (i--)
 		if (host->meta.guests[i].trace_id == g->file.meta.trace_id &&
 		    host->meta.guests[i].nr_cpus)
 			return &host->meta.guests[i];

@@ -13,8 +13,9 @@
  * host minus guest exactly: one sample per TSC step that holds events, and
  * on a scaled vCPU, where that difference moves with every tick, one per
  * event. The GUEST option in the host file maps each guest CPU to the host
- * thread that ran it, and TRACEID options tie the files together, as
- * KernelShark's KVM plugin needs.
+ * thread that ran it (none for a guest whose CPUs shared a thread, which
+ * it cannot say), and TRACEID options, one id per copy, tie the files
+ * together, as KernelShark's KVM plugin needs.
  *
  * The inputs are copied to the temporary files by a thread of their own
  * while the merge runs, since the merge keeps the other core busy; the new
@@ -73,6 +74,8 @@ struct sync_file {
 	struct td_file td;
 	char *out;			/* DIR/name */
 	char *tmp;			/* DIR/.name.XXXXXX while written */
+	char *old;			/* DIR/.name.XXXXXX: what it replaces, until all are in */
+	bool placed;			/* @tmp renamed to @out, not yet kept */
 	int fd;				/* of @tmp */
 	int copy_errno;			/* why copying the input failed */
 	uint64_t trace_id;		/* its own, or a new one */
@@ -83,6 +86,7 @@ struct sync_guest {
 	struct sync_file file;
 	struct sync_cpu *cpus;
 	int nr_cpus;
+	bool guest_option;		/* the host copy maps its CPUs to threads */
 };
 
 struct sync_out {
@@ -119,28 +123,46 @@ char *sync_copy_path(const char *dir, const char *input)
 }
 
 /*
+ * What a copy's name holds: nothing, or with --force a file it replaces;
+ * never a directory, which no rename replaces. The name itself is looked
+ * at, as the rename replaces a symbolic link, not what it names.
+ */
+static int check_target(const struct sync_out *s, const char *path, bool *exists)
+{
+	struct stat st;
+
+	*exists = false;
+	if (lstat(path, &st)) {
+		if (errno == ENOENT)
+			return 0;
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: is a directory\n", path);
+		return -1;
+	}
+	if (!s->force) {
+		fprintf(stderr, "%s: exists; --force replaces it\n", path);
+		return -1;
+	}
+	*exists = true;
+	return 0;
+}
+
+/*
  * The copy goes to DIR under the input's name. main.c's check of the run's
  * files has refused a copy that would replace an input or another copy.
  */
 static int open_sync_file(struct sync_out *s, struct sync_file *f, const char *path)
 {
-	struct stat st;
+	bool exists;
 
 	if (td_open(&f->td, path))
 		return -1;
 	f->out = sync_copy_path(s->dir, path);
 	f->trace_id = f->td.trace_id ? f->td.trace_id : new_trace_id();
-	if (stat(f->out, &st)) {
-		if (errno == ENOENT)
-			return 0;
-		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
-		return -1;
-	}
-	if (!s->force) {
-		fprintf(stderr, "%s: exists; --force replaces it\n", f->out);
-		return -1;
-	}
-	return 0;
+	return check_target(s, f->out, &exists);
 }
 
 /* libtracecmd gives an instance buffer's handle no time sync of its own. */
@@ -158,11 +180,108 @@ static int check_guest_buffers(const struct trace_file *f)
 	return 0;
 }
 
-static int prepare_guest(struct sync_out *s, struct sync_guest *sg, const struct sink_guest *g)
+/* The host's copy, then the guests' in command-line order. */
+static struct sync_file *file_at(struct sync_out *s, int i)
 {
+	return i ? &s->guests[i - 1].file : &s->host;
+}
+
+/* The copy before the @nr-th that has trace id @id; NULL: none. */
+static const struct sync_file *id_taken(struct sync_out *s, int nr, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (file_at(s, i)->trace_id == id)
+			return file_at(s, i);
+	return NULL;
+}
+
+static void give_new_trace_id(struct sync_out *s, int nr)
+{
+	struct sync_file *f = file_at(s, nr);
+
+	do
+		f->trace_id = new_trace_id();
+	while (id_taken(s, nr, f->trace_id));
+}
+
+/*
+ * Every copy gets a trace id of its own. Two inputs may share one (the
+ * same recording given for two VMs, two copies of one agent, a synced
+ * guest file given twice), and trace-cmd and KernelShark look a guest up
+ * in the host's GUEST options by trace id, taking the last: every guest
+ * of that id would be drawn on the last one's threads. The merge has tied
+ * each input to its own VM, and the copies are new files meant to show
+ * that tie, so the later copy takes a new id, said on stderr, rather than
+ * the run being refused; the inputs stay as they are.
+ */
+static void make_trace_id_distinct(struct sync_out *s, int nr)
+{
+	struct sync_file *f = file_at(s, nr);
+	const struct sync_file *other = id_taken(s, nr, f->trace_id);
+
+	if (!other)
+		return;
+	give_new_trace_id(s, nr);
+	if (f->td.trace_id)
+		fprintf(stderr, "warning: %s: has the trace id %#llx of %s; its --sync-out copy gets %#llx, so that trace-cmd and KernelShark tell the two apart\n",
+			f->td.path, (unsigned long long)f->td.trace_id, other->td.path,
+			(unsigned long long)f->trace_id);
+}
+
+static void warn_shared_thread(const struct sink_guest *g, int first)
+{
+	int c, tid = g->cpu_threads[first];
+
+	fprintf(stderr, "warning: %s: its --sync-out copy gets no GUEST option: host thread %d runs its CPUs %d",
+		g->file->path, tid, first);
+	for (c = first + 1; c < g->nr_cpus; c++)
+		if (g->cpu_threads[c] == tid)
+			fprintf(stderr, ",%d", c);
+	fprintf(stderr, ", and the option gives each CPU a thread of its own; the TIME_SHIFT still places its events\n");
+}
+
+/*
+ * trace-cmd's GUEST option gives each guest CPU a host thread of its own,
+ * and its readers look a thread's CPU up: a thread that ran several, as
+ * this project's selftest VMMs and tsc_guest_demo run every vCPU on one,
+ * would put them all on one CPU (kvm-tsc-merge refuses the others). Such
+ * a guest gets no GUEST option, as trace-cmd writes none when it cannot
+ * find every vCPU's thread.
+ */
+static bool can_map_cpus(const struct sink_guest *g)
+{
+	int c, d;
+
+	for (c = 0; c < g->nr_cpus; c++) {
+		for (d = c + 1; g->cpu_threads[c] >= 0 && d < g->nr_cpus; d++) {
+			if (g->cpu_threads[d] != g->cpu_threads[c])
+				continue;
+			warn_shared_thread(g, c);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
+{
+	struct sync_guest *sg = &s->guests[i];
+
 	sg->g = g;
 	if (check_guest_buffers(g->file) || open_sync_file(s, &sg->file, g->file->path))
 		return -1;
+	sg->guest_option = can_map_cpus(g);
+	/*
+	 * Without a GUEST option of its own, a copy keeping its input's id
+	 * would be tied by one the host input may hold for it (an agent's,
+	 * a copy's), which readers would take: it gets a new id.
+	 */
+	if (sg->guest_option)
+		make_trace_id_distinct(s, 1 + i);
+	else
+		give_new_trace_id(s, 1 + i);
 	sg->nr_cpus = g->nr_cpus;
 	sg->cpus = xcalloc(sg->nr_cpus, sizeof(*sg->cpus));
 	return 0;
@@ -238,7 +357,7 @@ struct sync_out *sync_prepare(const char *dir, bool force, uint64_t max_error,
 	if (open_sync_file(s, &s->host, desc->host->path))
 		goto fail;
 	for (i = 0; i < s->nr_guests; i++)
-		if (prepare_guest(s, &s->guests[i], &desc->guests[i]))
+		if (prepare_guest(s, i, &desc->guests[i]))
 			goto fail;
 	if (start_copies(s))
 		goto fail;
@@ -432,9 +551,10 @@ static void build_time_shift(struct td_options *o, const struct sync_guest *sg,
 	td_opt_end(o, td);
 }
 
+/* A later TRACEID replaces the input's: libtracecmd keeps the last. */
 static void build_trace_id(struct td_options *o, const struct sync_file *f)
 {
-	if (f->td.trace_id)
+	if (f->trace_id == f->td.trace_id)
 		return;
 	td_opt_begin(o, TD_OPTION_TRACEID);
 	td_opt_put(o, &f->td, f->trace_id, 8);
@@ -479,17 +599,6 @@ static int write_file(struct sync_file *f, const struct td_options *o)
 		fprintf(stderr, "%s: writing failed: %s\n", f->tmp, strerror(errno));
 		return -1;
 	}
-	return 0;
-}
-
-static int rename_file(struct sync_out *s, struct sync_file *f)
-{
-	if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->out, s->force ? 0 : RENAME_NOREPLACE)) {
-		fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
-		return -1;
-	}
-	free(f->tmp);
-	f->tmp = NULL;
 	return 0;
 }
 
@@ -581,7 +690,8 @@ static int write_host(struct sync_out *s)
 	}
 	build_trace_id(&o, &s->host);
 	for (i = 0; i < s->nr_guests; i++)
-		build_guest(&o, &s->host.td, &s->guests[i]);
+		if (s->guests[i].guest_option)
+			build_guest(&o, &s->host.td, &s->guests[i]);
 	ret = write_file(&s->host, &o);
 	td_opt_free(&o);
 	return ret;
@@ -614,15 +724,94 @@ int sync_write(struct sync_out *s)
 	return 0;
 }
 
-/* The written copies take their names. */
+/* Move the file a copy replaces to a temporary name beside it. */
+static int set_aside(struct sync_file *f)
+{
+	int fd = create_temp_beside(f->out, &f->old);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (!rename(f->out, f->old))
+		return 0;
+	fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
+	remove_temp(&f->old);
+	return -1;
+}
+
+/*
+ * The copy takes its name, what was there set aside. DIR is checked
+ * again: a file may have appeared there, or gone, since sync_prepare().
+ */
+static int place_file(struct sync_out *s, struct sync_file *f)
+{
+	bool exists;
+
+	if (check_target(s, f->out, &exists) || (exists && set_aside(f)))
+		return -1;
+	if (!renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->out, RENAME_NOREPLACE)) {
+		f->placed = true;
+		return 0;
+	}
+	fprintf(stderr, "%s: %s\n", f->out, strerror(errno));
+	return -1;
+}
+
+/*
+ * Undo place_file(): the set-aside file goes back over the copy in one
+ * rename, else the copy goes back to its temporary name, which
+ * free_file() removes. A file that cannot go back stays where it is,
+ * named.
+ */
+static int put_back(struct sync_file *f)
+{
+	int ret = 0;
+
+	if (f->old && rename(f->old, f->out)) {
+		fprintf(stderr, "%s: cannot put it back; it is %s now: %s\n", f->out, f->old,
+			strerror(errno));
+		ret = -1;
+	} else if (!f->old && f->placed && rename(f->out, f->tmp)) {
+		fprintf(stderr, "%s: cannot take this run's copy away: %s\n", f->out,
+			strerror(errno));
+		ret = -1;
+	}
+	free(f->old);
+	f->old = NULL;
+	f->placed = false;
+	return ret;
+}
+
+/* Every copy is in: the files they replaced go. */
+static void keep_file(struct sync_file *f)
+{
+	remove_temp(&f->old);
+	free(f->tmp);
+	f->tmp = NULL;
+}
+
+/*
+ * The written copies take their names, all or none: the host's copy names
+ * the guests' trace ids, so a host copy without its guests' copies, or
+ * beside older ones, puts their events at other times or on no thread.
+ * What each copy replaces is set aside until the last is in; when one
+ * cannot go in, those before it are put back.
+ */
 int sync_commit(struct sync_out *s)
 {
-	int i;
+	int i, n = 1 + s->nr_guests, failed = 0;
 
-	if (rename_file(s, &s->host))
-		return -1;
-	for (i = 0; i < s->nr_guests; i++)
-		if (rename_file(s, &s->guests[i].file))
-			return -1;
-	return 0;
+	for (i = 0; i < n; i++)
+		if (place_file(s, file_at(s, i)))
+			break;
+	if (i == n) {
+		for (i = 0; i < n; i++)
+			keep_file(file_at(s, i));
+		return 0;
+	}
+	for (; i >= 0; i--)
+		failed |= put_back(file_at(s, i));
+	if (!failed)
+		fprintf(stderr, "kvm-tsc-merge: --sync-out left %s as it was\n", s->dir);
+	return -1;
 }

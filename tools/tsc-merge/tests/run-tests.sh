@@ -481,6 +481,53 @@ test_outputs_kept()
 	tap_result $? "-o on a character device (a private copy of /dev/null) writes it and never removes it, failed run or not"
 }
 
+# sync_commit_race NAME DIR FORCE COMMAND...: merge the step pair with -S
+# DIR (FORCE: -f or ""), its timeline into a FIFO, which holds the run
+# after --sync-out checked DIR and began its copies; then run COMMAND,
+# which puts something in the way of the guest's copy, and let the run go
+# on.
+sync_commit_race()
+{
+	local fifo=$WORK/$1.fifo pid i
+
+	mkfifo "$fifo"
+	# shellcheck disable=SC2086 # FORCE is one option or none
+	"$MERGE" -q $3 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -S "$2" -o "$fifo" \
+		2>"$WORK/$1.err" &
+	pid=$!
+	for i in $(seq 100); do
+		compgen -G "$2/.step-guest.dat.*" >/dev/null && break
+		sleep 0.1
+	done
+	"${@:4}"
+	timeout 20 cat "$fifo" >/dev/null
+	wait "$pid"
+	STATUS=$?
+	ERR=$(cat "$WORK/$1.err")
+}
+
+# A guest's copy that cannot take its name when the run ends (a directory
+# or a file put there after the check) leaves DIR as it was: the host's
+# copy, which names the guest's trace id, is not put in either.
+test_sync_all_or_nothing()
+{
+	local dir=$WORK/sync-aon
+
+	mkdir -p "$dir/force" "$dir/new"
+	echo "old host copy" >"$dir/force/step-host.dat"
+	sync_commit_race aon-force "$dir/force" -f mkdir "$dir/force/step-guest.dat"
+	expect_error "^$dir/force/step-guest.dat: is a directory$" &&
+		grep -qxF "kvm-tsc-merge: --sync-out left $dir/force as it was" <<<"$ERR" &&
+		[ "$(cat "$dir/force/step-host.dat")" = "old host copy" ] &&
+		[ "$(ls -A "$dir/force" | tr '\n' ' ')" = "step-guest.dat step-host.dat " ]
+	tap_result $? "--sync-out -f: a guest copy's name taken by a directory during the run puts the replaced host copy back and names the directory"
+	sync_commit_race aon-new "$dir/new" "" touch "$dir/new/step-guest.dat"
+	expect_error "^$dir/new/step-guest.dat: exists; --force replaces it$" &&
+		grep -qxF "kvm-tsc-merge: --sync-out left $dir/new as it was" <<<"$ERR" &&
+		[ "$(ls -A "$dir/new")" = step-guest.dat ] && [ ! -s "$dir/new/step-guest.dat" ]
+	tap_result $? "--sync-out: a file put at a guest copy's name during the run takes this run's host copy away again and is left alone"
+}
+
 # The same process creates vCPU 0 twice (multiplier written from 0 again):
 # two VMs, @1000.1 with offset 100 and @1000.2 with offset 7000.
 test_vm_created_again()
@@ -964,6 +1011,84 @@ test_bad_guest_option()
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
+# trace_id_at FILE: the offset of the id of FILE's last TRACEID option
+# (u16 id 11, u32 size 8, then the id).
+trace_id_at()
+{
+	echo $(($(grep -obUaP '\x0b\x00\x08\x00\x00\x00' "$1" | tail -1 | cut -d: -f1) + 6))
+}
+
+# Two guests with one trace id: the synced copy of test_two_vms's guest a,
+# and guest b's synced copy given a's id, as two copies of one agent
+# would have. Their copies get distinct ids, said in one line, and merged
+# again without @PID each is tied by its own GUEST option.
+test_sync_trace_ids()
+{
+	local timeline
+
+	merge ids-first -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" \
+		-g b="$WORK/vms-b.dat@2000" -S "$WORK/sync-ids-first"
+	cp "$WORK/sync-ids-first/vms-b.dat" "$WORK/ids-b.dat"
+	dd if="$WORK/sync-ids-first/vms-a.dat" bs=1 skip="$(trace_id_at "$WORK/sync-ids-first/vms-a.dat")" \
+		count=8 status=none |
+		dd of="$WORK/ids-b.dat" bs=1 seek="$(trace_id_at "$WORK/ids-b.dat")" conv=notrunc status=none
+	merge ids -H "$WORK/vms-host.dat" -g a="$WORK/sync-ids-first/vms-a.dat@1000" \
+		-g b="$WORK/ids-b.dat@2000" -S "$WORK/sync-ids"
+	timeline=$OUT
+	expect 0 "150 a:0 print: 0x0: a0" "450 b:1 print: 0x0: b1" &&
+		grep -qx "warning: $WORK/ids-b.dat: has the trace id 0x[0-9a-f]* of $WORK/sync-ids-first/vms-a.dat; its --sync-out copy gets 0x[0-9a-f]*, so that trace-cmd and KernelShark tell the two apart" <<<"$ERR" &&
+		[ "$(grep -c . <<<"$ERR")" = 1 ] &&
+		merge ids-again -H "$WORK/sync-ids/vms-host.dat" -g a="$WORK/sync-ids/vms-a.dat" \
+			-g b="$WORK/sync-ids/ids-b.dat" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out: two guests with one trace id get copies with ids of their own, said in one line; merged again without @PID, the same timeline"
+}
+
+# test_bad_guest_option's host, its GUEST option naming thread 4242, with
+# its guest tied by @PID: the copy adds the right option after the bad
+# one, and read back without @PID the last is taken, as libtracecmd does.
+test_sync_last_guest_option()
+{
+	merge lastopt -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat@1000" \
+		-S "$WORK/sync-lastopt" &&
+		merge lastopt-again -H "$WORK/sync-lastopt/badtid-host.dat" \
+			-g "$WORK/sync-lastopt/step-guest.dat" &&
+		expect 0 "250 step-guest:0 print: 0x0: before" "450 step-guest:0 print: 0x0: after"
+	tap_result $? "--sync-out copies of a host with a wrong GUEST option: read back without @PID, the copy's own, the last, ties the guest"
+}
+
+# One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
+# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the
+# copy has none, said in one line; trace-cmd places the events by the
+# TIME_SHIFT, and merged again without @PID the guest is tied by its CPU
+# count.
+test_sync_shared_thread()
+{
+	local id timeline
+
+	{ echo "comm 1000 qemu"
+	  echo "0 1 1 task:task_newtask pid=1000 comm=qemu clone_flags=0x1200011"
+	  echo "comm 1001 vcpus"
+	  echo "0 2 1000 task:task_newtask pid=1001 comm=vcpus clone_flags=0x3d0f00"
+	  for id in 0 1 2; do
+		echo "0 $((3 + 2 * id)) 1001 kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+		echo "0 $((4 + 2 * id)) 1001 kvm:kvm_write_tsc_offset vcpu_id=$id previous_tsc_offset=0 next_tsc_offset=1000"
+	  done
+	  run 1001 0 100 200; run 1001 1 300 400; run 1001 2 500 600; } | mktrace onethread-host
+	{ echo "cpus 3"; mark 0 1150 a; mark 1 1350 b; mark 2 1550 c; } | mktrace onethread-guest
+	merge onethread -H "$WORK/onethread-host.dat" -g "$WORK/onethread-guest.dat" \
+		-S "$WORK/sync-onethread"
+	timeline=$OUT
+	expect 0 "150 onethread-guest:0 print: 0x0: a" "350 onethread-guest:1 print: 0x0: b" \
+		"550 onethread-guest:2 print: 0x0: c" &&
+		[ "$ERR" = "warning: $WORK/onethread-guest.dat: its --sync-out copy gets no GUEST option: host thread 1001 runs its CPUs 0,1,2, and the option gives each CPU a thread of its own; the TIME_SHIFT still places its events" ] &&
+		[ "$(report_guest_times "$WORK/sync-onethread" onethread-host onethread-guest)" = "150 350 550 " ] &&
+		merge onethread-again -H "$WORK/sync-onethread/onethread-host.dat" \
+			-g "$WORK/sync-onethread/onethread-guest.dat" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out: a host thread running several vCPUs gets no GUEST option, said in one line; trace-cmd places the events, and merged again without @PID, the same timeline"
+}
+
 # record-host.sh started while the VM ran: no clone event, no offset event
 # before the guest's events; the snapshot lines give the VMM of each vCPU
 # thread and its offset. Thread 1001 ran before the snapshot came.
@@ -1018,13 +1143,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((70 + unit_plan))
+	tap_plan $((75 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
