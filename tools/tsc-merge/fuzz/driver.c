@@ -15,12 +15,18 @@
  *
  * A trace run writes every output at once (timeline with every column,
  * summary, JSON, Perfetto, --sync-out copies), so that the input reaches
- * each of them. The round trip turns a run that returns into a failure
- * AFL++ counts (abort(), with a message saying why): after a merge that
- * exited 0, its --sync-out copies are merged again, the guest tied by the
- * GUEST option of the host's copy instead of its pid, and must give the
- * same timeline: copies that trace-cmd and KernelShark read but the tool
- * itself refuses or places otherwise are a bug.
+ * each of them. Two checks turn a run that returns into a failure AFL++
+ * counts (abort(), with a message saying why):
+ *
+ *  - the round trip: after a merge that exited 0, its --sync-out copies
+ *    are merged again, the guest tied by the GUEST option of the host's
+ *    copy instead of its pid, and must give the same timeline: copies
+ *    that trace-cmd and KernelShark read but the tool itself refuses or
+ *    places otherwise are a bug;
+ *  - the memory bound: a merge may allocate at most MEM_PER_INPUT times
+ *    the size of its input files, and MEM_FLOOR at least, so that an
+ *    input that makes the tool allocate far beyond what it holds is a
+ *    finding and not a pass.
  *
  * FUZZ_ROUND_TRIP=0 in the environment leaves the round trip out: a
  * known round-trip bug makes every seed of a role fail it, and AFL++
@@ -38,10 +44,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sanitizer/allocator_interface.h>
+#include <sanitizer/common_interface_defs.h>
+
 int kvm_tsc_merge_main(int argc, char **argv);
 
 #define MAX_ARGS	32
 #define FIELDS		"time,source,cpu,task,comm,pid,event,info,guest_ts"
+#define MEM_PER_INPUT	64
+#define MEM_FLOOR	(64LL << 20)
 /* An argument vector's argc: its entries but the closing NULL. */
 #define ARGC(argv)	((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
 
@@ -66,11 +77,90 @@ struct trace_run {
 
 static struct trace_run run;
 
-/* Each call is a run of its own: getopt starts over. */
-static int merge(int argc, char **argv)
+/*
+ * The memory bound. ASan's allocator serves every malloc, the libraries'
+ * too, and calls these hooks (its public interface) for each allocation
+ * and free, in every thread: they count the bytes allocated, and a merge
+ * that goes over its bound aborts at the allocation that crosses it, so
+ * that the stack names the culprit. Requested bytes count, not RSS: the
+ * amplifications found so far were gigabyte mallocs that a lazy kernel
+ * never made resident. The other ways fail here: getrusage()'s peak RSS
+ * only grows over a persistent process's thousand inputs, and a fork per
+ * input gives up persistent mode; ASan's hard_rss_limit_mb and
+ * malloc_limit_mb, like afl-fuzz -m (which ASan's shadow memory defeats,
+ * hence -m none), are one fixed limit, not one per input size; and glibc's
+ * mallinfo2() does not see ASan's allocator.
+ */
+static long long mem_in_use;		/* allocated less freed, since the hooks */
+static long long mem_base;		/* mem_in_use when the merge started */
+static long long mem_limit;		/* of this merge; 0: none running */
+
+static void die_memory(long long used, long long limit)
 {
+	char msg[192];
+	int len;
+
+	/* No stdio: it may allocate, and this runs inside malloc. */
+	len = snprintf(msg, sizeof(msg),
+		       "driver: memory bound: the merge allocated %lld bytes, over its bound of %lld (%d times its input files, %lld at least)\n",
+		       used, limit, MEM_PER_INPUT, MEM_FLOOR);
+	if (write(STDERR_FILENO, msg, len) < 0)
+		abort();
+	__sanitizer_print_stack_trace();
+	abort();
+}
+
+static void count_malloc(const volatile void *p, size_t size)
+{
+	long long used = __atomic_add_fetch(&mem_in_use, size, __ATOMIC_RELAXED) - mem_base;
+	long long limit = __atomic_load_n(&mem_limit, __ATOMIC_RELAXED);
+
+	if (limit && used > limit)
+		die_memory(used, limit);
+}
+
+/* The hook runs before ASan checks the free: a double free is its to report. */
+static void count_free(const volatile void *p)
+{
+	if (__sanitizer_get_ownership(p))
+		__atomic_sub_fetch(&mem_in_use, __sanitizer_get_allocated_size(p),
+				   __ATOMIC_RELAXED);
+}
+
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_size;
+}
+
+static void bound_memory(long long input_bytes)
+{
+	long long limit = MEM_PER_INPUT * input_bytes;
+
+	mem_base = __atomic_load_n(&mem_in_use, __ATOMIC_RELAXED);
+	__atomic_store_n(&mem_limit, limit > MEM_FLOOR ? limit : MEM_FLOOR, __ATOMIC_RELAXED);
+}
+
+static void unbound_memory(void)
+{
+	__atomic_store_n(&mem_limit, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Each call is a run of its own: getopt starts over. The argument role's
+ * files are whatever its input names, the seeds' at most 80 kB: its bound
+ * is the floor (@input_bytes 0).
+ */
+static int merge(int argc, char **argv, long long input_bytes)
+{
+	int ret;
+
 	optind = 0;
-	return kvm_tsc_merge_main(argc, argv);
+	bound_memory(input_bytes);
+	ret = kvm_tsc_merge_main(argc, argv);
+	unbound_memory();
+	return ret;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -189,7 +279,7 @@ static void check_round_trip(const char *host, const char *guest)
 	copy_path(host_copy, sizeof(host_copy), host);
 	copy_path(guest_copy, sizeof(guest_copy), guest);
 	snprintf(spec, sizeof(spec), "%s%s", guest_copy, run.round_trip_tie);
-	ret = merge(ARGC(argv), argv);
+	ret = merge(ARGC(argv), argv, file_size(host_copy) + file_size(guest_copy));
 	if (ret)
 		fail_round_trip("was refused: exit status %d, where the first merge exited 0", ret);
 	diff = first_difference(run.timeline, run.timeline_again);
@@ -216,7 +306,7 @@ static int run_trace_role(void)
 		die(run.sync);
 	/* The tool parses the guest's argument in place: a new one each run. */
 	snprintf(spec, sizeof(spec), "%s%s", guest, run.tie);
-	ret = merge(ARGC(argv), argv);
+	ret = merge(ARGC(argv), argv, file_size(host) + file_size(guest));
 	if (!ret && run.round_trip)
 		check_round_trip(host, guest);
 	return ret;
@@ -236,7 +326,7 @@ static int run_args_role(unsigned char *buf, size_t len)
 		i++;
 	}
 	argv[argc] = NULL;
-	return merge(argc, argv);
+	return merge(argc, argv, 0);
 }
 
 /* driver host|guest PARTNER [TIE]; false: a usage error. */
@@ -260,6 +350,10 @@ int main(int argc, char **argv)
 
 	if (!trace_role && !(argc == 2 && !strcmp(argv[1], "args"))) {
 		fprintf(stderr, "usage: driver host GUEST.dat [TIE] | guest HOST.dat [TIE] | args\n");
+		return 2;
+	}
+	if (!__sanitizer_install_malloc_and_free_hooks(count_malloc, count_free)) {
+		fprintf(stderr, "driver: cannot install ASan's malloc hooks for the memory bound\n");
 		return 2;
 	}
 	__AFL_INIT();
