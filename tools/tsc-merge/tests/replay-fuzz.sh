@@ -76,7 +76,11 @@ replay()
 		case $status in [13]) ok=1 ;; *) ok= ;; esac
 	fi
 	if [ "$role" != args ] && [ "$status" = 0 ]; then
-		round_trip "$role" "$file" && ok=1
+		if round_trip "$role" "$file"; then
+			ok=1
+		else
+			echo "# $name: exit 0, but its --sync-out copies merged again were refused or gave another timeline"
+		fi
 	elif [ -n "$ok" ] && [ "$role" != args ] && ! grep -qF -- "$file" "$WORK/stderr"; then
 		echo "# $name: the message does not name the file"
 		ok=
