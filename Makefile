@@ -195,7 +195,7 @@ $(RESULTS)/fuzz-replay.tap: tools FORCE
 	scripts/ci/result.sh run $@ tools/tsc-merge/tests/replay-fuzz.sh $(BUILD)/tools
 
 # Fuzz kvm-tsc-merge with AFL++ (not part of check): FUZZ_SECONDS per input
-# role (default 600), FUZZ_ROLES (default: host guest args).
+# role (default 600), FUZZ_ROLES (default: every role, tools/tsc-merge/fuzz/roles.sh).
 fuzz: tools
 	+$(MAKE) -C tools/tsc-merge fuzz
 

@@ -1,10 +1,11 @@
 #!/bin/bash
 # replay-queue.sh: replay every input of the last fuzzing campaign (queue, crashes, hangs) with the tool's sanitizer build and count what it reports.
 #
-# usage: replay-queue.sh BUILD_DIR [ROLE...]   (roles: host guest args)
+# usage: replay-queue.sh BUILD_DIR [ROLE...]   (default: every role, fuzz/roles.sh)
 #
 # Each input runs through BUILD_DIR/asan/kvm-tsc-merge with the command
-# line fuzz/driver.c gave it (the other file from BUILD_DIR/fuzz/seeds),
+# line fuzz/driver.c gave it (the partner from BUILD_DIR/fuzz/seeds/files,
+# the outputs into BUILD_DIR/fuzz/replay-out; no round trip),
 # leaks detected as in make check's replay (lsan.supp). Prints, per role,
 # the inputs, their exit statuses, the runs over the time bound and the
 # sanitizer reports, and the first lines of each report; exits 1 when any
@@ -17,11 +18,12 @@ set -u
 shift
 readonly MERGE=$BIN_DIR/asan/kvm-tsc-merge
 readonly FILES=$BIN_DIR/fuzz/seeds/files
+readonly OUT=$BIN_DIR/fuzz/replay-out
 readonly TIME_LIMIT=10
-ROLES=${*:-host guest args}
 
 # shellcheck source-path=SCRIPTDIR source=roles.sh
 . "$FUZZ_SRC/roles.sh"
+ROLES=${*:-$ROLES_ALL}
 
 # replay_role ROLE: every saved input of ROLE; prints one summary line.
 replay_role()
@@ -34,7 +36,9 @@ replay_role()
 	# Every instance of the role: run-fuzz.sh's, and any secondary (-S).
 	for f in "$out"/*/queue/id* "$out"/*/crashes/id* "$out"/*/hangs/id*; do
 		[ -f "$f" ] || continue
-		role_argv "$FILES" "$role" "$f"
+		rm -rf "$OUT"
+		mkdir -p "$OUT/sync"
+		role_argv "$FILES" "$OUT" "$role" "$f"
 		LSAN_OPTIONS=suppressions=$FUZZ_SRC/lsan.supp \
 		ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -1,12 +1,18 @@
 #!/bin/bash
 # run-fuzz.sh: fuzz kvm-tsc-merge with AFL++ under ASan and UBSan, each input role for SECONDS, and list what it found.
 #
-# usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]   (roles: host guest args)
+# usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]
 #
+# The roles (fuzz/roles.sh says what each gives the tool): host guest
+# agent-host agent-guest snapshot-host nested-host nested-guest args; all
+# by default.
 # With FUZZ_EXECS set, a role also stops after about that many executions,
 # so that a fast role leaves the cores to the slow ones. With FUZZ_RESUME=1
 # each role goes on from its last queue and counts (after a fix, the
-# driver rebuilt), instead of starting from the seeds.
+# driver rebuilt), instead of starting from the seeds. With
+# FUZZ_ROUND_TRIP=0 the driver leaves out its round-trip check (a known
+# round-trip bug that every seed of a role fails stops AFL++ from
+# starting); seeds that crash are skipped, not fatal, while others remain.
 # BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
 # are written with mktrace from fuzz/seeds/*.spec, next to the real
 # trace-cmd 3.1.6 recordings in fuzz/seeds/real/{host,guest} (made in the
@@ -27,7 +33,10 @@ readonly FUZZ_DIR=$BIN_DIR/fuzz
 readonly DRIVER=$FUZZ_DIR/afl-driver
 readonly SEEDS=$FUZZ_DIR/seeds
 readonly FORMATS=$TESTS_DIR/tracefs
-ROLES=${*:-host guest args}
+
+# shellcheck source-path=SCRIPTDIR source=roles.sh
+. "$FUZZ_SRC/roles.sh"
+ROLES=${*:-$ROLES_ALL}
 
 die()
 {
@@ -52,41 +61,64 @@ spec_tracefs()
 	done
 }
 
-make_seeds()
+# role_seeds ROLE: the files a role starts from, one a line: a trace
+# role's own side of each pair it knows; for host and guest every file of
+# that side.
+role_seeds()
 {
-	local spec name
+	case $1 in
+	host | guest) printf '%s\n' "$SEEDS/files/$1-"*.dat "$FUZZ_SRC/seeds/real/$1/"*.dat ;;
+	agent-host) printf '%s\n' "$FUZZ_SRC"/seeds/real/host/agent-host-vmx-*.dat ;;
+	agent-guest) printf '%s\n' "$FUZZ_SRC"/seeds/real/guest/agent-guest-vmx-*.dat ;;
+	snapshot-host) echo "$SEEDS/files/host-snapshot.dat" ;;
+	nested-host) echo "$SEEDS/files/host-nested.dat" ;;
+	nested-guest) echo "$SEEDS/files/guest-l2.dat" ;;
+	esac
+}
 
-	rm -rf "$SEEDS"
-	mkdir -p "$SEEDS/host" "$SEEDS/guest" "$SEEDS/args" "$SEEDS/files"
-	for spec in "$FUZZ_SRC"/seeds/*.spec; do
-		name=$(basename "$spec" .spec)
-		spec_tracefs "$spec" "$SEEDS/tracefs-$name"
-		"$BIN_DIR/mktrace" -t "$SEEDS/tracefs-$name" -o "$SEEDS/files/$name.dat" "$spec" ||
-			die "mktrace failed on $spec"
-		cp "$SEEDS/files/$name.dat" "$SEEDS/${name%%-*}/"
-	done
-	# What trace-cmd itself writes (every file version and compression,
-	# instance buffers, agent options) reaches parts no spec does.
-	cp "$FUZZ_SRC"/seeds/real/host/*.dat "$SEEDS/host/" || die "no real host seeds: make fuzz-seeds"
-	cp "$FUZZ_SRC"/seeds/real/guest/*.dat "$SEEDS/guest/" || die "no real guest seeds: make fuzz-seeds"
-	# Argument lists: the files above, with and without the usual options.
+# Argument lists: the seed files, with and without the usual options.
+make_args_seeds()
+{
+	mkdir -p "$SEEDS/args"
 	printf '%s\0' -H "$SEEDS/files/host-step.dat" -g "g=$SEEDS/files/guest-step.dat" \
 		-F time,source,cpu,event,info,guest_ts >"$SEEDS/args/plain"
 	printf '%s\0' -q -n -k 2600000 -H "$SEEDS/files/host-nested.dat" \
 		-g "$SEEDS/files/guest-two.dat@2000" -s - -j /dev/null -p /dev/null >"$SEEDS/args/outputs"
 	printf '%s\0' -n -H "$SEEDS/files/host-nested.dat" -g "l2=$SEEDS/files/guest-two.dat@2000.1,l2" \
 		--sync-max-error 10 >"$SEEDS/args/nested"
-	printf '%s\0' -q -H "$SEEDS/host/agent-host-vmx-v7-zstd.dat" \
-		-g "$SEEDS/guest/agent-guest-vmx-v7-zstd.dat" -j /dev/null -p /dev/null >"$SEEDS/args/agent"
+	printf '%s\0' -q -H "$SEEDS/files/agent-host-vmx-v7-zstd.dat" \
+		-g "$SEEDS/files/agent-guest-vmx-v7-zstd.dat" -j /dev/null -p /dev/null >"$SEEDS/args/agent"
 }
 
-# The other file of a trace role: the host for a guest input and back.
-other_file()
+# The seed files (mktrace's from the specs, each with only the event
+# formats it uses, and the real agent pair, a partner too), then each
+# role's seeds, in SEEDS/ROLE.
+make_seeds()
 {
-	case $1 in
-	host) echo "$SEEDS/files/guest-step.dat" ;;
-	guest) echo "$SEEDS/files/host-step.dat" ;;
-	esac
+	local spec name role f
+
+	rm -rf "$SEEDS"
+	mkdir -p "$SEEDS/files"
+	for spec in "$FUZZ_SRC"/seeds/*.spec; do
+		name=$(basename "$spec" .spec)
+		spec_tracefs "$spec" "$SEEDS/tracefs-$name"
+		"$BIN_DIR/mktrace" -t "$SEEDS/tracefs-$name" -o "$SEEDS/files/$name.dat" "$spec" ||
+			die "mktrace failed on $spec"
+	done
+	cp "$FUZZ_SRC"/seeds/real/host/agent-host-vmx-v7-zstd.dat \
+		"$FUZZ_SRC"/seeds/real/guest/agent-guest-vmx-v7-zstd.dat "$SEEDS/files/" ||
+		die "no real seeds: make fuzz-seeds"
+	# What trace-cmd itself writes (every file version and compression,
+	# instance buffers, agent options) reaches parts no spec does.
+	for role in $ROLES; do
+		[ "$role" = args ] && continue
+		role_spec "$role" || die "no role $role: the roles are $ROLES_ALL"
+		mkdir -p "$SEEDS/$role"
+		while read -r f; do
+			cp "$f" "$SEEDS/$role/" || die "no seed $f: make fuzz-seeds"
+		done < <(role_seeds "$role")
+	done
+	make_args_seeds
 }
 
 # Where a role starts: its seeds, or "-" (AFL++: resume from the output).
@@ -101,9 +133,10 @@ seed_dir()
 
 fuzz_role()
 {
-	local role=$1
+	local role=$1 ARGV
 	local out=$FUZZ_DIR/out-$role
 
+	role_driver_args "$SEEDS/files" "$role"
 	# The argument role writes whatever paths its inputs name: from here.
 	mkdir -p "$FUZZ_DIR/cwd-$role"
 	cd "$FUZZ_DIR/cwd-$role" || return 1
@@ -112,11 +145,12 @@ fuzz_role()
 	# A failed malloc returns NULL, as it does outside ASan; no allocation
 	# stacks and a small quarantine keep the executions per second up.
 	AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	AFL_SKIP_CRASHES=1 FUZZ_ROUND_TRIP=${FUZZ_ROUND_TRIP:-1} \
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		afl-fuzz -V "$SECONDS_EACH" ${FUZZ_EXECS:+-E "$FUZZ_EXECS"} -m none -t 2000 \
 			-i "$(seed_dir "$role")" -o "$out" \
-			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "$role" "$(other_file "$role")" \
+			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "${ARGV[@]}" \
 			>"$FUZZ_DIR/afl-$role.log" 2>&1
 }
 

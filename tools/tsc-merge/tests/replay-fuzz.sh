@@ -5,14 +5,17 @@
 #
 # Each saved input runs through the tool's own ASan and UBSan build
 # (BUILD_DIR/asan/kvm-tsc-merge), with the command line fuzz/driver.c gave
-# it, in the role named by its directory: the host trace (-H), a guest
-# trace (-g; the other file is made from fuzz/seeds with mktrace), or the
-# whole argument list (args: NUL-separated). It must end within
-# TIME_LIMIT seconds, with no sanitizer report (a failed malloc returns
-# NULL, as outside ASan; leaks inside libtracecmd and libtraceevent are
-# theirs: fuzz/lsan.supp), with exit status 1 or 3 (2 too for args: a
-# usage error), and a trace input's message must name the file. An input
-# with a FILE.expect beside it must also get that text in the message: the
+# it, in the role named by its directory (fuzz/roles.sh): one trace of a
+# merge, its partner made from fuzz/seeds (mktrace's from the specs, and
+# the real agent pair), with every output written, or the whole argument
+# list (args: NUL-separated). It must end within TIME_LIMIT seconds, with
+# no sanitizer report (a failed malloc returns NULL, as outside ASan;
+# leaks inside libtracecmd and libtraceevent are theirs: fuzz/lsan.supp),
+# with exit status 1 or 3 (2 too for args: a usage error), and a trace
+# input's message must name the file; or, for a trace input that once
+# failed the driver's round trip, with exit status 0 and its --sync-out
+# copies merged again giving the same timeline. An input with a
+# FILE.expect beside it must also get that text in the message: the
 # check that stops it, not any error (an unmatched guest is one too).
 
 set -u
@@ -34,24 +37,51 @@ readonly TIME_LIMIT=10
 # shellcheck source-path=SCRIPTDIR source=../fuzz/roles.sh
 . "$FUZZ_SRC/roles.sh"
 
+# run_merge ARG...: the tool under the sanitizers; its stderr in
+# WORK/stderr, its exit status returned.
+run_merge()
+{
+	LSAN_OPTIONS=suppressions=$LSAN_SUPPRESSIONS \
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
+	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+		timeout "$TIME_LIMIT" "$MERGE" "$@" >/dev/null 2>"$WORK/stderr"
+}
+
+# round_trip ROLE FILE: the driver's round trip after an exit 0: the
+# copies merged again exit 0 with the same timeline.
+round_trip()
+{
+	local ARGV
+
+	role_round_trip_argv "$WORK/files" "$WORK/out" "$1" "$2" &&
+		run_merge "${ARGV[@]}" &&
+		cmp -s "$WORK/out/timeline.txt" "$WORK/out/round-trip.txt"
+}
+
 # replay ROLE FILE: one result.
 replay()
 {
 	local role=$1 file=$2 name status ok ARGV
 
-	role_argv "$WORK" "$role" "$file"
+	rm -rf "$WORK/out"
+	mkdir -p "$WORK/out/sync"
+	role_argv "$WORK/files" "$WORK/out" "$role" "$file"
 
 	name="$role/$(basename "$file")"
-	LSAN_OPTIONS=suppressions=$LSAN_SUPPRESSIONS \
-	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
-	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		timeout "$TIME_LIMIT" "$MERGE" "${ARGV[@]}" >/dev/null 2>"$WORK/stderr"
+	run_merge "${ARGV[@]}"
 	status=$?
-	case $role/$status in
-	args/[123] | host/[13] | guest/[13]) ok=1 ;;
-	*) ok= ;;
-	esac
-	if [ -n "$ok" ] && [ "$role" != args ] && ! grep -qF -- "$file" "$WORK/stderr"; then
+	if [ "$role" = args ]; then
+		case $status in [123]) ok=1 ;; *) ok= ;; esac
+	else
+		case $status in [13]) ok=1 ;; *) ok= ;; esac
+	fi
+	if [ "$role" != args ] && [ "$status" = 0 ]; then
+		if round_trip "$role" "$file"; then
+			ok=1
+		else
+			echo "# $name: exit 0, but its --sync-out copies merged again were refused or gave another timeline"
+		fi
+	elif [ -n "$ok" ] && [ "$role" != args ] && ! grep -qF -- "$file" "$WORK/stderr"; then
 		echo "# $name: the message does not name the file"
 		ok=
 	fi
@@ -63,7 +93,9 @@ replay()
 		ok=
 	fi
 	[ -n "$ok" ] || { echo "# $name: exit status $status (124: over ${TIME_LIMIT}s)"; sed 's/^/#   /' "$WORK/stderr" | head -15; }
-	if [ -n "$ok" ]; then
+	if [ -n "$ok" ] && [ "$status" = 0 ]; then
+		tap_pass "$name: exit 0, its copies merge again to the same timeline, no sanitizer report"
+	elif [ -n "$ok" ]; then
 		tap_pass "$name: exit $status, the file named, no sanitizer report"
 	else
 		tap_fail "$name: exit $status"
@@ -80,10 +112,13 @@ main()
 	fi
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
-	for f in host-step guest-step; do
-		"$BIN_DIR/mktrace" -t "$TESTS_DIR/tracefs" -o "$WORK/$f.dat" "$SEEDS/$f.spec" ||
-			tap_bail "mktrace failed on $f.spec"
+	mkdir -p "$WORK/files"
+	for f in "$SEEDS"/*.spec; do
+		"$BIN_DIR/mktrace" -t "$TESTS_DIR/tracefs" -o "$WORK/files/$(basename "$f" .spec).dat" "$f" ||
+			tap_bail "mktrace failed on $f"
 	done
+	cp "$SEEDS"/real/host/agent-host-vmx-v7-zstd.dat "$SEEDS"/real/guest/agent-guest-vmx-v7-zstd.dat \
+		"$WORK/files/" || tap_bail "the agent seeds are missing from $SEEDS/real"
 	# An argument list names its trace files by paths from the top of the
 	# tree (args/inputs/); they are not inputs of their own.
 	cd "$TOP_DIR" || tap_bail "cannot enter $TOP_DIR"
