@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "runfiles.h"
 #include "common.h"
@@ -60,26 +62,31 @@ static char *creation_path(const char *path)
 }
 
 /*
- * A device (/dev/null) or a pipe may take several outputs: outfile.c
- * writes them in place and never replaces them, so no run can destroy
- * what they are, and no input is one (input.c reads regular files only).
- * Standard output ("-") is one file: two outputs there would interleave.
+ * /dev/null may take several outputs: it keeps nothing to destroy or
+ * interleave, and no input is one (input.c reads regular files only).
+ * Anything else that exists is one file, whatever names it: "-" is
+ * standard output itself, so that /dev/stdout, /dev/fd/1 or
+ * /proc/self/fd/1 beside it is the same pipe or terminal, and two
+ * outputs there would interleave mid-line.
  */
+static bool discards_output(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3);
+}
+
 static void read_key(const char *path, struct file_key *k)
 {
 	struct stat st;
+	int ret;
 
 	memset(k, 0, sizeof(*k));
-	if (!strcmp(path, "-")) {
-		k->name = strdup(path);
-		return;
-	}
-	if (stat(path, &st)) {
-		k->name = creation_path(path);
+	ret = strcmp(path, "-") ? stat(path, &st) : fstat(STDOUT_FILENO, &st);
+	if (ret) {
+		k->name = strcmp(path, "-") ? creation_path(path) : strdup(path);
 		return;
 	}
 	k->exists = true;
-	k->shared = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+	k->shared = discards_output(&st);
 	k->dev = st.st_dev;
 	k->ino = st.st_ino;
 }

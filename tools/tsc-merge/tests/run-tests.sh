@@ -347,6 +347,15 @@ test_outputs_refused()
 	merge refused-stdout -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" -j -
 	expect_refused "-j names -, which is the timeline (-o): refused, nothing written"
 	tap_result $? "the timeline and -j - would interleave on standard output: refused"
+	"$MERGE" -q -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" \
+		-o /dev/stdout -j /dev/fd/1 -p /proc/self/fd/1 2>"$WORK/alias.err" | cat >"$WORK/alias.out"
+	[ "${PIPESTATUS[0]}" = 2 ] && [ ! -s "$WORK/alias.out" ] &&
+		grep -qxF "kvm-tsc-merge: -j names /dev/fd/1, which is the timeline (-o): refused, nothing written" \
+			"$WORK/alias.err"
+	tap_result $? "/dev/stdout, /dev/fd/1 and /proc/self/fd/1 are one pipe: two outputs there are refused"
+	"$MERGE" -q -k 1000 -H "$WORK/step-host.dat" -g "$WORK/step-guest.dat" \
+		-o /dev/null -j /dev/null -p /dev/null -s /dev/null
+	tap_result $? "/dev/null takes several outputs"
 }
 
 # A guest whose CPU data yields no record (its one page's commit zeroed)
@@ -1143,7 +1152,7 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((75 + unit_plan))
+	tap_plan $((77 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
