@@ -27,7 +27,6 @@ static int *describe_guest(struct sink_guest *sg, struct guest *g, int *threads)
 	guest_label(g, sg->label, sizeof(sg->label));
 	guest_vm_spec(g, sg->vm_spec, sizeof(sg->vm_spec));
 	sg->slot = guest_slot(g);
-	sg->vcpu_ids = guest_vcpu_ids(g);
 	sg->nr_cpus = file_cpus(&g->file);
 	sg->uname = tracecmd_get_uname(g->file.handle);
 	sg->cpu_threads = threads;
@@ -44,9 +43,7 @@ static void describe_vm(struct sink_desc *d, const struct vm *vm, struct tep_han
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		struct sink_vcpu *sv = &d->vcpus[d->nr_vcpus++];
 
-		if (!vm->vcpus[i])
-			continue;
-		sv->id = i;
+		sv->id = vm->vcpus[i]->id;
 		sv->key = vcpu_key(vm->vcpus[i]);
 		sv->process = vm->pid;
 		sv->process_comm = tep_data_comm_from_pid(tep, vm->pid);
@@ -74,7 +71,7 @@ struct sink_desc *describe_run(struct trace_file *host, struct guest *guests,
 	int *threads;
 	int g;
 
-	/* A slot per vCPU id of each VM, holes too: found by id, not searched. */
+	/* A slot per vCPU of each VM, found by its place there. */
 	for (i = 0; i < nr_vms; i++)
 		nr_vcpus += vm_table_get(vms, i)->nr_vcpus;
 	for (g = 0; g < nr_guests; g++)
@@ -105,5 +102,5 @@ void describe_free(struct sink_desc *d)
 /* @v as described; NULL for none. */
 const struct sink_vcpu *describe_vcpu(const struct sink_desc *d, const struct vcpu *v)
 {
-	return v ? &d->vcpus[d->vm_first[v->vm->index] + v->id] : NULL;
+	return v ? &d->vcpus[d->vm_first[v->vm->index] + v->index] : NULL;
 }

@@ -66,8 +66,7 @@ static void print_vm(FILE *out, const struct vm *vm, unsigned long tsc_khz)
 				vm->guest[l]->name, vm->guest[l]->file.path);
 	fputc('\n', out);
 	for (i = 0; i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i])
-			print_vcpu(out, vm->vcpus[i], tsc_khz);
+		print_vcpu(out, vm->vcpus[i], tsc_khz);
 }
 
 void summary_print(FILE *out, const struct trace_file *host,

@@ -50,6 +50,7 @@ struct vm;
 struct vcpu {
 	unsigned int id;
 	struct vm *vm;
+	unsigned int index;		/* its place among its VM's vCPUs */
 	int tid;			/* host thread seen in kvm_entry */
 	/* L1 values as the scan goes; known once an event told them. */
 	uint64_t offset;
@@ -85,8 +86,9 @@ struct vm {
 	uint64_t born;			/* host TSC of its first vCPU (gen > 1) */
 	bool current;			/* the pid's VM at this point of a pass */
 	char comm[32];
-	struct vcpu **vcpus;		/* indexed by vcpu_id, may have holes */
-	unsigned int nr_vcpus;		/* size of @vcpus */
+	struct vcpu **vcpus;		/* sorted by id, no holes */
+	unsigned int nr_vcpus;
+	unsigned int alloc_vcpus;
 	unsigned int index;		/* position in the VM list */
 	struct guest *guest[NR_LEVELS];	/* its own trace, its L2's */
 };
@@ -135,7 +137,6 @@ unsigned int vm_table_guest_slots(const struct vm_table *t);
 const struct guest *vm_table_guest(const struct vm_table *t, unsigned int slot);
 unsigned int guest_slot(const struct guest *g);
 void guest_label(const struct guest *g, char *buf, size_t size);
-unsigned int guest_vcpu_ids(const struct guest *g);
 int guest_cpu_thread(const struct guest *g, unsigned int cpu);
 void guest_vm_spec(const struct guest *g, char *buf, size_t size);
 uint64_t vcpu_key(const struct vcpu *v);

@@ -396,7 +396,7 @@ static void close_steps(struct vm_table *vms, uint64_t end)
 		struct vm *vm = vm_table_get(vms, i);
 
 		for (c = 0; c < vm->nr_vcpus; c++)
-			for (l = 0; vm->vcpus[c] && l < NR_LEVELS; l++)
+			for (l = 0; l < NR_LEVELS; l++)
 				if (vm->vcpus[c]->steps[l].nr)
 					last_step(&vm->vcpus[c]->steps[l])->end = end;
 	}
@@ -489,7 +489,7 @@ void vcpus_check_known(struct vm *vm, const char *host_path, int *errors)
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		struct vcpu *v = vm->vcpus[i];
 
-		if (!v || v->offset_known)
+		if (v->offset_known)
 			continue;
 		fprintf(stderr, "%s: nothing tells the TSC offset of vCPU %u of VM @%d.%u: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways: start tools/record-host/record-host.sh before the guest boots; start it while the guest runs (it writes a snapshot of KVM's debugfs); or record with trace-cmd record -A and its kvm time sync\n",
 			host_path, v->id, vm->pid, vm->gen);

@@ -28,6 +28,7 @@ struct vm_table {
 	struct thread *threads[1 << THREAD_HASH_BITS];
 	struct vm **vms;
 	unsigned int nr_vms;
+	unsigned int alloc_vms;
 	char unseen[128];		/* needed events the host trace has none of */
 };
 
@@ -51,9 +52,18 @@ struct vm_table *vm_table_new(void)
 	return xcalloc(1, sizeof(struct vm_table));
 }
 
+static void free_vcpu(struct vcpu *v)
+{
+	unsigned int l;
+
+	for (l = 0; l < NR_LEVELS; l++)
+		free(v->steps[l].steps);
+	free(v);
+}
+
 void vm_table_free(struct vm_table *t)
 {
-	unsigned int i, j, l;
+	unsigned int i, j;
 
 	if (!t)
 		return;
@@ -68,13 +78,8 @@ void vm_table_free(struct vm_table *t)
 	for (i = 0; i < t->nr_vms; i++) {
 		struct vm *vm = t->vms[i];
 
-		for (j = 0; j < vm->nr_vcpus; j++) {
-			if (!vm->vcpus[j])
-				continue;
-			for (l = 0; l < NR_LEVELS; l++)
-				free(vm->vcpus[j]->steps[l].steps);
-			free(vm->vcpus[j]);
-		}
+		for (j = 0; j < vm->nr_vcpus; j++)
+			free_vcpu(vm->vcpus[j]);
 		free(vm->vcpus);
 		free(vm);
 	}
@@ -129,7 +134,10 @@ static struct vm *add_vm(struct vm_table *t, int pid, unsigned int gen,
 {
 	struct vm *vm = xcalloc(1, sizeof(*vm));
 
-	t->vms = xrealloc(t->vms, t->nr_vms + 1, sizeof(*t->vms));
+	if (t->nr_vms == t->alloc_vms) {
+		t->alloc_vms = t->alloc_vms ? 2 * t->alloc_vms : 8;
+		t->vms = xrealloc(t->vms, t->alloc_vms, sizeof(*t->vms));
+	}
 	vm->pid = pid;
 	vm->gen = gen;
 	vm->born = born;
@@ -152,6 +160,64 @@ static struct vm *find_vm(const struct vm_table *t, int pid, unsigned int gen)
 }
 
 /*
+ * Where vCPU @id is, or would go, in @vm's vCPUs: they are kept sorted by
+ * id without holes, so that a table is sized by the vCPUs there are, not
+ * by an id the file chooses.
+ */
+static unsigned int vcpu_position(const struct vm *vm, unsigned int id)
+{
+	unsigned int lo = 0, hi = vm->nr_vcpus;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (vm->vcpus[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct vcpu *vm_find_vcpu(const struct vm *vm, unsigned int id)
+{
+	unsigned int at = vcpu_position(vm, id);
+
+	return at < vm->nr_vcpus && vm->vcpus[at]->id == id ? vm->vcpus[at] : NULL;
+}
+
+/* @v into @vm at its id's place; the vCPUs after it move up one. */
+static void insert_vcpu(struct vm *vm, struct vcpu *v)
+{
+	unsigned int at = vcpu_position(vm, v->id), i;
+
+	if (vm->nr_vcpus == vm->alloc_vcpus) {
+		vm->alloc_vcpus = vm->alloc_vcpus ? 2 * vm->alloc_vcpus : 4;
+		vm->vcpus = xrealloc(vm->vcpus, vm->alloc_vcpus, sizeof(*vm->vcpus));
+	}
+	memmove(vm->vcpus + at + 1, vm->vcpus + at, (vm->nr_vcpus - at) * sizeof(*vm->vcpus));
+	vm->vcpus[at] = v;
+	vm->nr_vcpus++;
+	v->vm = vm;
+	for (i = at; i < vm->nr_vcpus; i++)
+		vm->vcpus[i]->index = i;
+}
+
+struct vcpu *vm_get_vcpu(struct vm *vm, unsigned int id)
+{
+	struct vcpu *v = vm_find_vcpu(vm, id);
+
+	if (v)
+		return v;
+	v = xcalloc(1, sizeof(*v));
+	v->id = id;
+	v->tid = -1;
+	v->mult = 1;			/* no scaling until an event says */
+	insert_vcpu(vm, v);
+	return v;
+}
+
+/*
  * Before the snapshot told it, @from collected the events of one vCPU
  * thread as if it were a process of its own: its vCPUs go to @into, the VM
  * of their real process, and it leaves the table.
@@ -163,20 +229,13 @@ void vm_table_absorb(struct vm_table *t, struct vm *into, struct vm *from)
 	for (i = 0; i < from->nr_vcpus; i++) {
 		struct vcpu *v = from->vcpus[i];
 
-		if (!v)
-			continue;
-		if (vm_find_vcpu(into, i)) {
+		if (vm_find_vcpu(into, v->id)) {
 			fprintf(stderr, "warning: vCPU %u of VM @%d is named twice, by its thread %d and its process %d; the thread's events before the snapshot are dropped\n",
-				i, into->pid, from->pid, into->pid);
-			for (int l = 0; l < NR_LEVELS; l++)
-				free(v->steps[l].steps);
-			free(v);
+				v->id, into->pid, from->pid, into->pid);
+			free_vcpu(v);
 			continue;
 		}
-		vm_get_vcpu(into, i);
-		free(into->vcpus[i]);
-		into->vcpus[i] = v;
-		v->vm = into;
+		insert_vcpu(into, v);
 	}
 	free(from->vcpus);
 	for (i = from->index + 1; i < t->nr_vms; i++) {
@@ -233,40 +292,13 @@ struct vm *vm_table_follow_generation(struct vm_table *t, struct vm *vm,
 	return next;
 }
 
-struct vcpu *vm_find_vcpu(const struct vm *vm, unsigned int id)
-{
-	return id < vm->nr_vcpus ? vm->vcpus[id] : NULL;
-}
-
-struct vcpu *vm_get_vcpu(struct vm *vm, unsigned int id)
-{
-	struct vcpu *v = vm_find_vcpu(vm, id);
-
-	if (v)
-		return v;
-	if (id >= vm->nr_vcpus) {
-		unsigned int n = id + 1;
-
-		vm->vcpus = xrealloc(vm->vcpus, n, sizeof(*vm->vcpus));
-		memset(vm->vcpus + vm->nr_vcpus, 0, (n - vm->nr_vcpus) * sizeof(*vm->vcpus));
-		vm->nr_vcpus = n;
-	}
-	v = xcalloc(1, sizeof(*v));
-	v->id = id;
-	v->vm = vm;
-	v->tid = -1;
-	v->mult = 1;			/* no scaling until an event says */
-	vm->vcpus[id] = v;
-	return v;
-}
-
 /* vCPUs the host actually ran: a guest trace has one CPU for each. */
 unsigned int vm_count_running_vcpus(const struct vm *vm)
 {
 	unsigned int i, n = 0;
 
 	for (i = 0; i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i] && vm->vcpus[i]->entries)
+		if (vm->vcpus[i]->entries)
 			n++;
 	return n;
 }
@@ -309,12 +341,6 @@ void guest_label(const struct guest *g, char *buf, size_t size)
 
 	snprintf(buf, size, "VM %s (%s%s pid %d.%u)", g->name,
 		 g->level == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
-}
-
-/* One past the largest vCPU id of the guest's VM: its CPUs that may run. */
-unsigned int guest_vcpu_ids(const struct guest *g)
-{
-	return g->vm->nr_vcpus;
 }
 
 /* The host thread that ran guest CPU @cpu; -1: none did. */
@@ -428,7 +454,7 @@ static bool vm_has_l2_steps(const struct vm *vm)
 	unsigned int i;
 
 	for (i = 0; i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i] && vm->vcpus[i]->steps[LEVEL_L2].nr)
+		if (vm->vcpus[i]->steps[LEVEL_L2].nr)
 			return true;
 	return false;
 }
@@ -503,7 +529,7 @@ static struct vcpu *vcpu_of_thread(struct vm_table *t, int tid)
 	unsigned int i;
 
 	for (i = 0; vm && i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i] && vm->vcpus[i]->tid == tid && vm->vcpus[i]->entries)
+		if (vm->vcpus[i]->tid == tid && vm->vcpus[i]->entries)
 			return vm->vcpus[i];
 	return NULL;
 }

@@ -178,7 +178,7 @@ static void name_guests(struct json_sink *j)
 		const struct sink_guest *g = order[i];
 
 		put_name(j, "process_name", guest_process_id(g), 0, g->label);
-		for (c = 0; c < g->vcpu_ids; c++) {
+		for (c = 0; c < (unsigned int)g->nr_cpus; c++) {
 			snprintf(buf, sizeof(buf), "vCPU %u", c);
 			put_name(j, "thread_name", guest_process_id(g), c, buf);
 		}

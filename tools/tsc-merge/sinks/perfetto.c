@@ -202,6 +202,7 @@ struct wire_field {
  * or compact_waking's fields are (-1: absent).
  */
 struct event_plan {
+	int event_id;
 	bool made;
 	unsigned int nr;
 	const char **names;
@@ -220,8 +221,9 @@ struct machine {
 	struct bundle *cpus;
 	int nr_cpus;
 	bool started;			/* its packet sequence began */
-	struct event_plan *plans;	/* by event id */
-	int nr_plans;
+	struct event_plan *plans;	/* sorted by event id */
+	unsigned int nr_plans;
+	unsigned int alloc_plans;
 };
 
 struct pf_sink {
@@ -1053,6 +1055,35 @@ static bool plan_fits(const struct event_plan *plan, const struct sink_event *e,
 	return true;
 }
 
+/*
+ * The plan slot of event @id in @m, added empty if it has none: the
+ * table holds the events there are, as an id is the file's to choose.
+ */
+static struct event_plan *plan_slot(struct machine *m, int id)
+{
+	unsigned int lo = 0, hi = m->nr_plans;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (m->plans[mid].event_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nr_plans && m->plans[lo].event_id == id)
+		return &m->plans[lo];
+	if (m->nr_plans == m->alloc_plans) {
+		m->alloc_plans = m->alloc_plans ? 2 * m->alloc_plans : 16;
+		m->plans = xrealloc(m->plans, m->alloc_plans, sizeof(*m->plans));
+	}
+	memmove(m->plans + lo + 1, m->plans + lo, (m->nr_plans - lo) * sizeof(*m->plans));
+	m->nr_plans++;
+	memset(&m->plans[lo], 0, sizeof(m->plans[lo]));
+	m->plans[lo].event_id = id;
+	return &m->plans[lo];
+}
+
 /* The plan of @e's format, made the first time; a scratch one when it does not fit. */
 static const struct event_plan *event_plan(struct pf_sink *p, const struct sink_event *e,
 					   const struct sink_field *f, unsigned int nr)
@@ -1061,13 +1092,7 @@ static const struct event_plan *event_plan(struct pf_sink *p, const struct sink_
 	struct event_plan *plan = &p->scratch;
 
 	if (e->event_id >= 0) {
-		if (e->event_id >= m->nr_plans) {
-			m->plans = xrealloc(m->plans, e->event_id + 1, sizeof(*m->plans));
-			memset(m->plans + m->nr_plans, 0,
-			       (e->event_id + 1 - m->nr_plans) * sizeof(*m->plans));
-			m->nr_plans = e->event_id + 1;
-		}
-		plan = &m->plans[e->event_id];
+		plan = plan_slot(m, e->event_id);
 		if (plan_fits(plan, e, f, nr))
 			return plan;
 		if (plan->made)
@@ -1083,6 +1108,15 @@ static void free_plan(struct event_plan *plan)
 	free(plan->kinds);
 	free(plan->in);
 	free(plan->wire);
+}
+
+static void free_plans(struct machine *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_plans; i++)
+		free_plan(&m->plans[i]);
+	free(m->plans);
 }
 
 /* A number field's value as 64 bits: an INT's two's complement. */
@@ -1360,9 +1394,7 @@ static int perfetto_finish(void *priv)
 				free(b->compact[a].buf);
 		}
 		free(m->cpus);
-		for (i = 0; i < m->nr_plans; i++)
-			free_plan(&m->plans[i]);
-		free(m->plans);
+		free_plans(m);
 	}
 	free(p->machines);
 	free(p->vcpu_seqs);

@@ -8,7 +8,8 @@
 # it, in the role named by its directory (fuzz/roles.sh): one trace of a
 # merge, its partner made from fuzz/seeds (mktrace's from the specs, and
 # the real agent pair), with every output written, or the whole argument
-# list (args: NUL-separated). It must end within TIME_LIMIT seconds, with
+# list (args: NUL-separated). It must end within TIME_LIMIT seconds and
+# RSS_LIMIT_MB of memory (ASan's own shadow included), with
 # no sanitizer report (a failed malloc returns NULL, as outside ASan;
 # leaks inside libtracecmd and libtraceevent are theirs: fuzz/lsan.supp),
 # with exit status 1 or 3 (2 too for args: a usage error), and a trace
@@ -30,6 +31,10 @@ readonly LSAN_SUPPRESSIONS=$FUZZ_SRC/lsan.supp
 # Every saved input ends in under a second under ASan now that the sizes
 # are checked before libtracecmd reads a file; some of them used to loop.
 readonly TIME_LIMIT=10
+# A kilobyte input once took gigabytes (fuzz/README): ASan ends a run past
+# this, with its quarantine of freed memory kept small so that it does
+# not count.
+readonly RSS_LIMIT_MB=256
 
 # shellcheck source-path=SCRIPTDIR source=tap.sh
 . "$TESTS_DIR/tap.sh"
@@ -42,7 +47,7 @@ readonly TIME_LIMIT=10
 run_merge()
 {
 	LSAN_OPTIONS=suppressions=$LSAN_SUPPRESSIONS \
-	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:allocator_may_return_null=1:hard_rss_limit_mb=$RSS_LIMIT_MB:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		timeout "$TIME_LIMIT" "$MERGE" "$@" >/dev/null 2>"$WORK/stderr"
 }
@@ -89,7 +94,7 @@ replay()
 		echo "# $name: not the message of the check that stops it: $(cat "$file.expect")"
 		ok=
 	fi
-	if grep -q "Sanitizer\|runtime error" "$WORK/stderr"; then
+	if grep -q "Sanitizer\|runtime error\|RSS limit" "$WORK/stderr"; then
 		ok=
 	fi
 	[ -n "$ok" ] || { echo "# $name: exit status $status (124: over ${TIME_LIMIT}s)"; sed 's/^/#   /' "$WORK/stderr" | head -15; }
