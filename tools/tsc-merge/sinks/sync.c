@@ -14,7 +14,7 @@
  * on a scaled vCPU, where that difference moves with every tick, one per
  * event. The GUEST option in the host file maps each guest CPU to the host
  * thread that ran it (none for a guest whose CPUs shared a thread, which
- * it cannot say), and TRACEID options, one id per copy, tie the files
+ * it cannot say, nor for a nested guest), and TRACEID options, one id per copy, tie the files
  * together, as KernelShark's KVM plugin needs.
  *
  * The inputs are copied to the temporary files by a thread of their own
@@ -265,6 +265,21 @@ static bool can_map_cpus(const struct sink_guest *g)
 	return true;
 }
 
+/*
+ * A GUEST option says which host threads are the vCPUs of an L1 guest:
+ * trace-cmd's agent writes one per VM the host runs, and a reader of the
+ * host file (KernelShark's KVM plugin, kvm-tsc-merge itself) takes each
+ * option for a VM of its own. A nested guest runs on the vCPU threads of
+ * its L1 guest's VM, which the host knows only as that VM's, and its own
+ * trace-cmd agent talks to the L1 guest, not to the host: an option for it
+ * would claim those threads for a second VM. Its copy gets none; its
+ * TIME_SHIFT, tied by trace id, still places its events.
+ */
+static bool wants_guest_option(const struct sink_guest *g)
+{
+	return !g->nested && can_map_cpus(g);
+}
+
 static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
 {
 	struct sync_guest *sg = &s->guests[i];
@@ -272,7 +287,7 @@ static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
 	sg->g = g;
 	if (check_guest_buffers(g->file) || open_sync_file(s, &sg->file, g->file->path))
 		return -1;
-	sg->guest_option = can_map_cpus(g);
+	sg->guest_option = wants_guest_option(g);
 	/*
 	 * Without a GUEST option of its own, a copy keeping its input's id
 	 * would be tied by one the host input may hold for it (an agent's,

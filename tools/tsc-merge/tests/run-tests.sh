@@ -975,6 +975,25 @@ test_sync_out()
 	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
 }
 
+# test_nested's host with only its nested guest: the host's copy gets no
+# GUEST option for it, which would claim the L1 vCPU thread 1001 for a VM
+# of its own; merged again with @1000,l2 the same timeline, and trace-cmd
+# places the event by its TIME_SHIFT.
+test_sync_nested()
+{
+	local timeline
+
+	merge sync-l2only -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2" \
+		-S "$WORK/sync-l2only"
+	timeline=$OUT
+	expect 0 "350 l2:0 print: 0x0: inner" &&
+		[ "$(report_guest_times "$WORK/sync-l2only" l2-host l2-l2guest)" = "350 " ] &&
+		merge sync-l2only-again -H "$WORK/sync-l2only/l2-host.dat" \
+			-g l2="$WORK/sync-l2only/l2-l2guest.dat@1000,l2" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out: a nested guest's copy gets no GUEST option; trace-cmd places its event, and merged again with @PID,l2, the same timeline"
+}
+
 # put_u32 FILE OFFSET VALUE: overwrite 4 bytes, little-endian.
 put_u32()
 {
@@ -1143,13 +1162,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((75 + unit_plan))
+	tap_plan $((76 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
