@@ -27,6 +27,7 @@ static int *describe_guest(struct sink_guest *sg, struct guest *g, int *threads)
 	guest_label(g, sg->label, sizeof(sg->label));
 	guest_vm_spec(g, sg->vm_spec, sizeof(sg->vm_spec));
 	sg->slot = guest_slot(g);
+	sg->nested = g->level == LEVEL_L2;
 	sg->nr_cpus = file_cpus(&g->file);
 	sg->uname = tracecmd_get_uname(g->file.handle);
 	sg->cpu_threads = threads;

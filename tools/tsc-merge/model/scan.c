@@ -459,8 +459,9 @@ int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
  * trace-cmd's kvm time sync samples KVM's debugfs: its first sample of
  * guest CPU @cpu holds -tsc-offset and, for a scaled vCPU, the ratio and
  * its frac bits (1 and 0 for the default ratio), the values when the
- * recording began. They describe a vCPU that no TSC event and no snapshot
- * does; any TSC event still wins.
+ * recording began; a --sync-out copy keeps that sample first (sync.c).
+ * They describe a vCPU that no TSC event and no snapshot does; any TSC
+ * event still wins.
  */
 void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g)
 {

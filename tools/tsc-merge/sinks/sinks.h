@@ -32,6 +32,7 @@ struct sink_guest {
 	char label[128];		/* "VM NAME (COMM pid PID.GEN)" */
 	char vm_spec[32];		/* "@PID.GEN" */
 	unsigned int slot;		/* VM order, a VM's L1 guest before its L2 */
+	bool nested;			/* an L2 guest: its VM's vCPUs run it */
 	int *cpu_threads;		/* the host thread per CPU; -1: none ran it */
 	int nr_cpus;
 	const char *uname;		/* trace-cmd's UNAME option; NULL: none */

@@ -14,7 +14,7 @@
  * on a scaled vCPU, where that difference moves with every tick, one per
  * event. The GUEST option in the host file maps each guest CPU to the host
  * thread that ran it (none for a guest whose CPUs shared a thread, which
- * it cannot say), and TRACEID options, one id per copy, tie the files
+ * it cannot say, nor for a nested guest), and TRACEID options, one id per copy, tie the files
  * together, as KernelShark's KVM plugin needs.
  *
  * The inputs are copied to the temporary files by a thread of their own
@@ -25,7 +25,10 @@
  * its sampled shift: the new ones come later in the file, and libtracecmd
  * keeps the last TIME_SHIFT it reads and looks up the last GUEST option of
  * a trace id, so the exact steps replace the samples rather than add to
- * them.
+ * them. Only each CPU's first sample, KVM's values when the recording
+ * began, is kept, at guest time 0, where no event uses it: the merge may
+ * have taken a vCPU's offset and multiplier from it, and must find them
+ * again in the copy.
  *
  * Two quirks of libtracecmd's lookup are designed around: an event at or
  * after the last sample uses the one before it, so a sentinel at INT64_MAX
@@ -265,6 +268,21 @@ static bool can_map_cpus(const struct sink_guest *g)
 	return true;
 }
 
+/*
+ * A GUEST option says which host threads are the vCPUs of an L1 guest:
+ * trace-cmd's agent writes one per VM the host runs, and a reader of the
+ * host file (KernelShark's KVM plugin, kvm-tsc-merge itself) takes each
+ * option for a VM of its own. A nested guest runs on the vCPU threads of
+ * its L1 guest's VM, which the host knows only as that VM's, and its own
+ * trace-cmd agent talks to the L1 guest, not to the host: an option for it
+ * would claim those threads for a second VM. Its copy gets none; its
+ * TIME_SHIFT, tied by trace id, still places its events.
+ */
+static bool wants_guest_option(const struct sink_guest *g)
+{
+	return !g->nested && can_map_cpus(g);
+}
+
 static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
 {
 	struct sync_guest *sg = &s->guests[i];
@@ -272,7 +290,7 @@ static int prepare_guest(struct sync_out *s, int i, const struct sink_guest *g)
 	sg->g = g;
 	if (check_guest_buffers(g->file) || open_sync_file(s, &sg->file, g->file->path))
 		return -1;
-	sg->guest_option = can_map_cpus(g);
+	sg->guest_option = wants_guest_option(g);
 	/*
 	 * Without a GUEST option of its own, a copy keeping its input's id
 	 * would be tied by one the host input may hold for it (an agent's,
@@ -501,30 +519,82 @@ static int report_inexact(const struct sync_out *s)
 	return errors ? -1 : 0;
 }
 
-/* A CPU without events gets one sample at offset 0: nothing uses it. */
-static const struct sync_cpu *samples_of(const struct sync_cpu *c)
+/*
+ * The first sample of the input's TIME_SHIFT for guest CPU @cpu; NULL:
+ * none. trace-cmd's kvm time sync takes it from KVM when the recording
+ * begins: -tsc_offset, the multiplier and its frac bits. The merge reads a
+ * vCPU's offset and multiplier there when no host event tells them
+ * (vcpu_offset_from_time_shift()), so the copy keeps it as its own first
+ * sample: merged again, the copy's vCPUs are what they were. It goes at
+ * guest time 0, before the CPU's events, so that trace-cmd places none by
+ * it: its scaling is KVM's multiplier, which trace-cmd would apply the
+ * wrong way round.
+ */
+static const struct td_shift_sample *kept_sample(const struct sync_guest *sg, int cpu)
 {
-	static struct sample zero;
-	static const struct sync_cpu empty = { .s = &zero, .nr = 1 };
+	const struct td_time_shift *in = sg->g->file->meta.shift;
 
-	return c->nr ? c : &empty;
+	if (!in || (unsigned int)cpu >= in->nr_cpus || !in->cpus[cpu].nr)
+		return NULL;
+	return &in->cpus[cpu].samples[0];
 }
 
-/* The times, offsets and scalings, with the sentinel after each. */
-static void put_samples(struct td_options *o, const struct td_file *td,
-			const struct sync_cpu *c)
+/*
+ * The samples of guest CPU @cpu as written, into @rows (room for its
+ * samples and two more): the kept one, then one per step of host minus
+ * guest, or for a CPU without events one at offset 0 that nothing uses,
+ * then the sentinel; returns how many.
+ */
+static size_t fill_rows(const struct sync_guest *sg, int cpu, struct td_shift_sample *rows)
 {
-	size_t i;
+	const struct td_shift_sample *kept = kept_sample(sg, cpu);
+	const struct sync_cpu *c = &sg->cpus[cpu];
+	size_t i, n = 0;
 
-	td_opt_put(o, td, c->nr + 1, 4);
+	if (kept) {
+		rows[n] = *kept;
+		rows[n++].time = 0;
+	}
 	for (i = 0; i < c->nr; i++)
-		td_opt_put(o, td, c->s[i].time, 8);
-	td_opt_put(o, td, SAMPLE_TIME_MAX, 8);
-	for (i = 0; i < c->nr; i++)
-		td_opt_put(o, td, c->s[i].offset, 8);
-	td_opt_put(o, td, c->s[c->nr - 1].offset, 8);
-	for (i = 0; i <= c->nr; i++)
-		td_opt_put(o, td, 1, 8);
+		rows[n++] = (struct td_shift_sample){ c->s[i].time, c->s[i].offset, 1, 0 };
+	if (!n)
+		rows[n++] = (struct td_shift_sample){ 0, 0, 1, 0 };
+	rows[n] = rows[n - 1];
+	rows[n++].time = SAMPLE_TIME_MAX;
+	return n;
+}
+
+static struct td_shift_sample *alloc_rows(const struct sync_guest *sg, int cpu)
+{
+	return xcalloc(sg->cpus[cpu].nr + 2, sizeof(struct td_shift_sample));
+}
+
+/* The times, offsets and scalings of guest CPU @cpu. */
+static void put_samples(struct td_options *o, const struct td_file *td,
+			const struct sync_guest *sg, int cpu)
+{
+	struct td_shift_sample *rows = alloc_rows(sg, cpu);
+	size_t i, n = fill_rows(sg, cpu, rows);
+
+	td_opt_put(o, td, n, 4);
+	for (i = 0; i < n; i++)
+		td_opt_put(o, td, rows[i].time, 8);
+	for (i = 0; i < n; i++)
+		td_opt_put(o, td, rows[i].offset, 8);
+	for (i = 0; i < n; i++)
+		td_opt_put(o, td, rows[i].scaling, 8);
+	free(rows);
+}
+
+static void put_fractions(struct td_options *o, const struct td_file *td,
+			  const struct sync_guest *sg, int cpu)
+{
+	struct td_shift_sample *rows = alloc_rows(sg, cpu);
+	size_t i, n = fill_rows(sg, cpu, rows);
+
+	for (i = 0; i < n; i++)
+		td_opt_put(o, td, rows[i].fraction, 8);
+	free(rows);
 }
 
 /*
@@ -537,18 +607,40 @@ static void build_time_shift(struct td_options *o, const struct sync_guest *sg,
 {
 	const struct td_file *td = &sg->file.td;
 	int c;
-	size_t i;
 
 	td_opt_begin(o, TD_OPTION_TIME_SHIFT);
 	td_opt_put(o, td, peer, 8);
 	td_opt_put(o, td, 0, 4);
 	td_opt_put(o, td, sg->nr_cpus, 4);
 	for (c = 0; c < sg->nr_cpus; c++)
-		put_samples(o, td, samples_of(&sg->cpus[c]));
+		put_samples(o, td, sg, c);
 	for (c = 0; c < sg->nr_cpus; c++)
-		for (i = 0; i <= samples_of(&sg->cpus[c])->nr; i++)
-			td_opt_put(o, td, 0, 8);
+		put_fractions(o, td, sg, c);
 	td_opt_end(o, td);
+}
+
+/*
+ * The kept sample takes guest time 0, and libtracecmd keeps one sample per
+ * time: a CPU with an event at guest TSC 0 leaves it no room.
+ */
+static int check_kept_room(const struct sync_out *s)
+{
+	int i, c, errors = 0;
+
+	for (i = 0; i < s->nr_guests; i++) {
+		const struct sync_guest *sg = &s->guests[i];
+
+		for (c = 0; c < sg->nr_cpus; c++) {
+			if (!kept_sample(sg, c) || !sg->cpus[c].nr || sg->cpus[c].s[0].time)
+				continue;
+			fprintf(stderr, "%s: CPU %d (vCPU %d of VM %s): an event at guest TSC 0 leaves no time before it for the first sample of trace-cmd's time sync, which its --sync-out copy keeps\n",
+				sg->g->file->path, c, c, sg->g->vm_spec);
+			errors++;
+		}
+	}
+	if (errors)
+		fprintf(stderr, "kvm-tsc-merge: --sync-out wrote nothing\n");
+	return errors ? -1 : 0;
 }
 
 /* A later TRACEID replaces the input's: libtracecmd keeps the last. */
@@ -716,7 +808,7 @@ int sync_write(struct sync_out *s)
 	int i;
 
 	finish_copies(s);
-	if (report_inexact(s) || write_host(s))
+	if (report_inexact(s) || check_kept_room(s) || write_host(s))
 		return -1;
 	for (i = 0; i < s->nr_guests; i++)
 		if (write_guest(s, &s->guests[i]))

@@ -984,6 +984,59 @@ test_sync_out()
 	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
 }
 
+# test_nested's host with only its nested guest: the host's copy gets no
+# GUEST option for it, which would claim the L1 vCPU thread 1001 for a VM
+# of its own; merged again with @1000,l2 the same timeline, and trace-cmd
+# places the event by its TIME_SHIFT.
+test_sync_nested()
+{
+	local timeline
+
+	merge sync-l2only -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2" \
+		-S "$WORK/sync-l2only"
+	timeline=$OUT
+	expect 0 "350 l2:0 print: 0x0: inner" &&
+		[ "$(report_guest_times "$WORK/sync-l2only" l2-host l2-l2guest)" = "350 " ] &&
+		merge sync-l2only-again -H "$WORK/sync-l2only/l2-host.dat" \
+			-g l2="$WORK/sync-l2only/l2-l2guest.dat@1000,l2" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out: a nested guest's copy gets no GUEST option; trace-cmd places its event, and merged again with @PID,l2, the same timeline"
+}
+
+# The real trace-cmd record -A pair: its VMX guest runs at half the host's
+# TSC rate, and no host event says so (the recording began while the VM
+# ran): the merge takes the multiplier from the agent's first TIME_SHIFT
+# sample. The guest's copy keeps that sample, before its events: merged
+# again, the same timeline. trace-cmd report puts the first guest event
+# where the merge does: host TSC 51899368196 through the host's TSC2NSEC
+# (613566932 >> 31) is 14.828395152 s.
+test_sync_agent()
+{
+	local real=$FUZZ_SRC/seeds/real host=agent-host-vmx-v7-zstd guest=agent-guest-vmx-v7-zstd
+	local dir=$WORK/sync-agent timeline first
+
+	merge sync-agent -H "$real/host/$host.dat" -g "$real/guest/$guest.dat" -S "$dir"
+	timeline=$OUT
+	first=$(trace-cmd report -N -t -i "$dir/$host.dat" -i "$dir/$guest.dat" 2>/dev/null |
+		sed -n "s/^ *$guest\.dat:.*\] *\([0-9.]*\): .*/\1/p" | sort -n | head -1)
+	expect 0 "51899368196 $guest:1 sched_switch: prev_comm=trace-cmd prev_pid=61 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120" &&
+		[ "$first" = 14.828395152 ] &&
+		merge sync-agent-again -H "$dir/$host.dat" -g "$dir/$guest.dat" &&
+		expect 0 && [ "$OUT" = "$timeline" ]
+	tap_result $? "--sync-out of a trace-cmd agent pair whose multiplier only its TIME_SHIFT gives: trace-cmd places the guest's first event where the merge does ($first s), and merged again, the same timeline"
+	# Offset -150: a guest event at TSC 0, host 150. The first copy has
+	# no sample to keep; a copy of it has, and no time before that event.
+	{ vmm 1000 0x100000000 32 0xffffffffffffff6a 1001; run 1001 0 100 200; } | mktrace zero-host
+	mark 0 0 zero | mktrace zero-guest
+	merge sync-zero -H "$WORK/zero-host.dat" -g "$WORK/zero-guest.dat" -S "$WORK/sync-zero" &&
+		expect 0 "150 zero-guest:0 print: 0x0: zero" &&
+		merge sync-zero-again -H "$WORK/sync-zero/zero-host.dat" -g "$WORK/sync-zero/zero-guest.dat" \
+			-S "$WORK/sync-zero-again"
+	expect_error "^$WORK/sync-zero/zero-guest.dat: CPU 0 (vCPU 0 of VM @[0-9.]*): an event at guest TSC 0 leaves no time before it for the first sample of trace-cmd's time sync, which its --sync-out copy keeps$" &&
+		[ -z "$(ls -A "$WORK/sync-zero-again")" ]
+	tap_result $? "--sync-out refuses a guest event at TSC 0 when the input's time sync sample must go before it, naming file and CPU; writes nothing"
+}
+
 # put_u32 FILE OFFSET VALUE: overwrite 4 bytes, little-endian.
 put_u32()
 {
@@ -1152,13 +1205,13 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((77 + unit_plan))
+	tap_plan $((80 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
 		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option \
+		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
