@@ -19,6 +19,7 @@ struct task {
 	int pid;
 	const char *comm;
 	int tgid;			/* the host's: its process */
+	uint64_t tgid_until;		/* host TSC where @tgid may change */
 	const char *process_comm;
 };
 
@@ -316,10 +317,13 @@ static void find_task(struct merge *m, struct stream *s, struct sink_event *e)
 	if (!t->comm || t->pid != pid) {
 		t->pid = pid;
 		t->comm = tep_data_comm_from_pid(s->tep, pid);
-		if (!s->guest) {
-			t->tgid = vm_table_tgid_of(m->vms, pid);
-			t->process_comm = tep_data_comm_from_pid(s->tep, t->tgid);
-		}
+		t->tgid_until = 0;
+	}
+	/* A tid reused by another process: its events from then on are that one's. */
+	if (!s->guest && s->rec->ts >= t->tgid_until) {
+		t->tgid = vm_table_tgid_at(m->vms, pid, s->rec->ts);
+		t->tgid_until = vm_table_tgid_until(m->vms, pid, s->rec->ts);
+		t->process_comm = tep_data_comm_from_pid(s->tep, t->tgid);
 	}
 	e->pid = t->pid;
 	e->comm = t->comm;

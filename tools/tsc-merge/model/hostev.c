@@ -220,7 +220,7 @@ enum host_kind host_event_decode_known(const struct host_events *he, struct trac
 struct vm *host_event_vm(const struct host_events *he, struct vm_table *vms,
 			 const struct host_ev *ev)
 {
-	int tgid = vm_table_tgid_of(vms, ev->pid);
+	int tgid = vm_table_tgid_at(vms, ev->pid, ev->ts);
 	struct vm *vm = vm_table_find_process(vms, tgid);
 
 	/* The process's name is looked up only for a VM that is new. */

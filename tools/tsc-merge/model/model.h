@@ -117,11 +117,13 @@ bool tsc_guest_to_host(uint64_t guest, uint64_t mult, unsigned int frac,
 struct vm_table;
 struct vm_table *vm_table_new(void);
 void vm_table_free(struct vm_table *t);
-void vm_table_add_thread(struct vm_table *t, int tid, int tgid);
-void vm_table_pin_thread(struct vm_table *t, int tid, int tgid);
+void vm_table_add_thread(struct vm_table *t, int tid, int tgid, uint64_t ts);
+void vm_table_pin_thread(struct vm_table *t, int tid, int tgid, uint64_t ts);
 void vm_table_absorb(struct vm_table *t, struct vm *into, struct vm *from);
+void vm_table_drop_empty(struct vm_table *t);
 struct vm *vm_table_find_process(struct vm_table *t, int pid);
-int vm_table_tgid_of(struct vm_table *t, int tid);
+int vm_table_tgid_at(const struct vm_table *t, int tid, uint64_t ts);
+uint64_t vm_table_tgid_until(const struct vm_table *t, int tid, uint64_t ts);
 struct vm *vm_table_vm_of_process(struct vm_table *t, int pid, const char *comm);
 struct vm *vm_table_new_generation(struct vm_table *t, struct vm *vm,
 				   uint64_t born);

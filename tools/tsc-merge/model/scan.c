@@ -260,7 +260,7 @@ static void apply_exit(struct vcpu *v, const struct host_ev *ev)
  * the snapshot names, and what the thread did before the snapshot, counted
  * as a process of its own for want of a clone event, goes with it.
  */
-static struct vm *snapshot_vm(struct scan *sc, const struct snapshot_vcpu *s)
+static struct vm *snapshot_vm(struct scan *sc, const struct snapshot_vcpu *s, uint64_t ts)
 {
 	struct vm *into = vm_table_vm_of_process(sc->vms, s->pid,
 						 tep_data_comm_from_pid(sc->he.tep, s->pid));
@@ -268,9 +268,9 @@ static struct vm *snapshot_vm(struct scan *sc, const struct snapshot_vcpu *s)
 
 	if (s->tid <= 0 || s->tid == s->pid)
 		return into;
-	from = vm_table_tgid_of(sc->vms, s->tid) == s->tid ?
+	from = vm_table_tgid_at(sc->vms, s->tid, ts) == s->tid ?
 	       vm_table_find_process(sc->vms, s->tid) : NULL;
-	vm_table_pin_thread(sc->vms, s->tid, s->pid);
+	vm_table_pin_thread(sc->vms, s->tid, s->pid, ts);
 	if (from && from != into)
 		vm_table_absorb(sc->vms, into, from);
 	return into;
@@ -296,7 +296,7 @@ static bool apply_snapshot(struct scan *sc, const struct host_ev *ev)
 	default:
 		return true;
 	}
-	v = vm_get_vcpu(snapshot_vm(sc, &s), s.vcpu_id);
+	v = vm_get_vcpu(snapshot_vm(sc, &s, ev->ts), s.vcpu_id);
 	if (s.tid > 0 && v->tid < 0)
 		v->tid = s.tid;
 	if (!v->offset_known) {
@@ -351,7 +351,8 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 		return 0;
 	case HOST_NEWTASK:
 		vm_table_add_thread(sc->vms, ev.child,
-				    ev.thread ? vm_table_tgid_of(sc->vms, ev.pid) : ev.child);
+				    ev.thread ? vm_table_tgid_at(sc->vms, ev.pid, ev.ts) : ev.child,
+				    ev.ts);
 		return 0;
 	case HOST_SNAPSHOT:
 		return apply_snapshot(sc, &ev) ? 0 : -1;
@@ -449,6 +450,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
 		return -1;
 	}
 	close_steps(vms, sc.last_ts + 1);
+	vm_table_drop_empty(vms);
 	if (sc.unknown_frac)
 		fprintf(stderr, "%s: %llu L2 multipliers cannot be used: no kvm_write_tsc_multiplier told their frac_bits\n",
 			host->path, (unsigned long long)sc.unknown_frac);

@@ -7,7 +7,9 @@
  * thread comes from task:task_newtask: a clone with CLONE_THREAD joins its
  * parent's process. A thread created before the recording began counts as
  * a process of its own, which is why the host must be recorded before its
- * guests start (tools/record-host/record-host.sh).
+ * guests start (tools/record-host/record-host.sh). A thread id is reused
+ * after an exit, so a thread's process is kept as of each clone event, and
+ * looked up as of a record's time in every pass.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +19,16 @@
 
 #define THREAD_HASH_BITS 12
 
+/* From host TSC @since on (to the next owner's), the thread is @tgid's. */
+struct owner {
+	uint64_t since;
+	int tgid;
+};
+
 struct thread {
 	int tid;
-	int tgid;
-	bool pinned;			/* from a GUEST option or a snapshot */
+	struct owner *owners;		/* by @since; the first since 0 */
+	unsigned int nr_owners;
 	struct thread *next;
 };
 
@@ -37,7 +45,7 @@ static unsigned int hash_tid(int tid)
 	return ((unsigned int)tid * 2654435761u) >> (32 - THREAD_HASH_BITS);
 }
 
-static struct thread *find_thread(struct vm_table *t, int tid)
+static struct thread *find_thread(const struct vm_table *t, int tid)
 {
 	struct thread *th;
 
@@ -72,6 +80,7 @@ void vm_table_free(struct vm_table *t)
 			struct thread *th = t->threads[i];
 
 			t->threads[i] = th->next;
+			free(th->owners);
 			free(th);
 		}
 	}
@@ -94,39 +103,59 @@ static struct thread *get_thread(struct vm_table *t, int tid)
 	if (!th) {
 		th = xcalloc(1, sizeof(*th));
 		th->tid = tid;
-		th->tgid = tid;
+		th->owners = xcalloc(1, sizeof(*th->owners));
+		th->owners[0].tgid = tid;
+		th->nr_owners = 1;
 		th->next = t->threads[hash_tid(tid)];
 		t->threads[hash_tid(tid)] = th;
 	}
 	return th;
 }
 
+/* The owner of @th at host TSC @ts: the last one since then or before. */
+static struct owner *owner_at(const struct thread *th, uint64_t ts)
+{
+	unsigned int i = th->nr_owners - 1;
+
+	while (i && th->owners[i].since > ts)
+		i--;
+	return &th->owners[i];
+}
+
+/* A clone event at host TSC @ts: from then on @tid is @tgid's, reused or new. */
+void vm_table_add_thread(struct vm_table *t, int tid, int tgid, uint64_t ts)
+{
+	struct thread *th = get_thread(t, tid);
+
+	th->owners = xrealloc(th->owners, th->nr_owners + 1, sizeof(*th->owners));
+	th->owners[th->nr_owners++] = (struct owner){ .since = ts, .tgid = tgid };
+}
+
 /*
- * Remember a new thread; a tid reused after an exit takes the new owner,
- * but what a GUEST option or a snapshot said comes first.
+ * A GUEST option (@ts 0) or a snapshot at @ts says @tid runs a vCPU of
+ * @tgid: so it has done since its last clone event before @ts, or since
+ * the recording began when none came.
  */
-void vm_table_add_thread(struct vm_table *t, int tid, int tgid)
+void vm_table_pin_thread(struct vm_table *t, int tid, int tgid, uint64_t ts)
 {
-	struct thread *th = get_thread(t, tid);
-
-	if (!th->pinned)
-		th->tgid = tgid;
+	owner_at(get_thread(t, tid), ts)->tgid = tgid;
 }
 
-/* @tid runs a vCPU of process @tgid, whatever the clone events say. */
-void vm_table_pin_thread(struct vm_table *t, int tid, int tgid)
+/* The process @tid belonged to at host TSC @ts; itself when nothing said. */
+int vm_table_tgid_at(const struct vm_table *t, int tid, uint64_t ts)
 {
-	struct thread *th = get_thread(t, tid);
+	const struct thread *th = find_thread(t, tid);
 
-	th->tgid = tgid;
-	th->pinned = true;
+	return th ? owner_at(th, ts)->tgid : tid;
 }
 
-int vm_table_tgid_of(struct vm_table *t, int tid)
+/* Until which host TSC (exclusive) what vm_table_tgid_at() said at @ts holds. */
+uint64_t vm_table_tgid_until(const struct vm_table *t, int tid, uint64_t ts)
 {
-	struct thread *th = find_thread(t, tid);
+	const struct thread *th = find_thread(t, tid);
+	const struct owner *o = th ? owner_at(th, ts) : NULL;
 
-	return th ? th->tgid : tid;
+	return o && o < th->owners + th->nr_owners - 1 ? o[1].since : UINT64_MAX;
 }
 
 static struct vm *add_vm(struct vm_table *t, int pid, unsigned int gen,
@@ -217,6 +246,19 @@ struct vcpu *vm_get_vcpu(struct vm *vm, unsigned int id)
 	return v;
 }
 
+static void remove_vm(struct vm_table *t, struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = vm->index + 1; i < t->nr_vms; i++) {
+		t->vms[i - 1] = t->vms[i];
+		t->vms[i - 1]->index = i - 1;
+	}
+	t->nr_vms--;
+	free(vm->vcpus);
+	free(vm);
+}
+
 /*
  * Before the snapshot told it, @from collected the events of one vCPU
  * thread as if it were a process of its own: its vCPUs go to @into, the VM
@@ -237,13 +279,21 @@ void vm_table_absorb(struct vm_table *t, struct vm *into, struct vm *from)
 		}
 		insert_vcpu(into, v);
 	}
-	free(from->vcpus);
-	for (i = from->index + 1; i < t->nr_vms; i++) {
-		t->vms[i - 1] = t->vms[i];
-		t->vms[i - 1]->index = i - 1;
-	}
-	t->nr_vms--;
-	free(from);
+	remove_vm(t, from);
+}
+
+/*
+ * A GUEST option's guess made a VM for its guest's first vCPU thread;
+ * when the clone events put that thread in another process, the guess
+ * holds no vCPU and is no VM.
+ */
+void vm_table_drop_empty(struct vm_table *t)
+{
+	unsigned int i = t->nr_vms;
+
+	while (i--)
+		if (!t->vms[i]->nr_vcpus)
+			remove_vm(t, t->vms[i]);
 }
 
 struct vm *vm_table_find_process(struct vm_table *t, int pid)
@@ -523,14 +573,21 @@ static const struct td_guest_map *guest_map_of(const struct trace_file *host,
 	return NULL;
 }
 
-static struct vcpu *vcpu_of_thread(struct vm_table *t, int tid)
+/*
+ * The vCPU host thread @tid ran, in the first VM that has one: a GUEST
+ * option's guess at the thread's process gives way to the clone events.
+ */
+static struct vcpu *vcpu_of_thread(const struct vm_table *t, int tid)
 {
-	struct vm *vm = find_vm(t, vm_table_tgid_of(t, tid), 0);
-	unsigned int i;
+	unsigned int i, j;
 
-	for (i = 0; vm && i < vm->nr_vcpus; i++)
-		if (vm->vcpus[i]->tid == tid && vm->vcpus[i]->entries)
-			return vm->vcpus[i];
+	for (i = 0; i < t->nr_vms; i++) {
+		const struct vm *vm = t->vms[i];
+
+		for (j = 0; j < vm->nr_vcpus; j++)
+			if (vm->vcpus[j]->tid == tid && vm->vcpus[j]->entries)
+				return vm->vcpus[j];
+	}
 	return NULL;
 }
 
@@ -588,7 +645,7 @@ void vm_table_add_guest_options(struct vm_table *t, const struct trace_file *hos
 				continue;
 			if (first < 0)
 				first = map->tids[cpu];
-			vm_table_pin_thread(t, map->tids[cpu], first);
+			vm_table_pin_thread(t, map->tids[cpu], first, 0);
 		}
 		if (first > 0 && !find_vm(t, first, 0))
 			vm_table_vm_of_process(t, first, map->name);

@@ -555,6 +555,24 @@ test_vm_created_again()
 	tap_result $? "a pid with two VMs needs .N"
 }
 
+# VMM 1000's vCPU thread 1001 exits; VMM 2000 gets tid 1001 for its own
+# vCPU. The runs before the reuse are VM 1000's in every pass and output.
+test_tid_reused()
+{
+	{ vmm_at 1 1000 0x100000000 32 -100 1001
+	  run 1001 0 100 200
+	  vmm_at 300 2000 0x100000000 32 1000 1001
+	  run 1001 0 400 500; } | mktrace reuse-host
+	{ mark 0 50 first; } | mktrace reuse-first
+	{ mark 0 1450 second; } | mktrace reuse-second
+	merge reuse -H "$WORK/reuse-host.dat" -g a="$WORK/reuse-first.dat@1000" \
+		-g b="$WORK/reuse-second.dat@2000" -j "$WORK/reuse.json" -k 1000
+	expect 0 "0.000150000 a:0 print: 0x0: first" "0.000450000 b:0 print: 0x0: second" &&
+		[ "$(jq -c '[.traceEvents[] | select(.ph == "B" and .name == "in guest") | [.pid, .tid, .ts]]' \
+			"$WORK/reuse.json")" = "[[1000,1001,99],[2000,1001,399]]" ]
+	tap_result $? "a tid reused by a second VMM: the first VMM's runs stay its own, both guests placed exactly"
+}
+
 test_nested_needs_pid()
 {
 	merge l2auto -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat,l2"
@@ -1001,6 +1019,17 @@ test_sync_nested()
 			-g l2="$WORK/sync-l2only/l2-l2guest.dat@1000,l2" &&
 		expect 0 && [ "$OUT" = "$timeline" ]
 	tap_result $? "--sync-out: a nested guest's copy gets no GUEST option; trace-cmd places its event, and merged again with @PID,l2, the same timeline"
+	# The L1 guest's copy gets a GUEST option naming vCPU thread 1001,
+	# which the clone events put in process 1000: merged again, the
+	# nested guest is still @1000's.
+	merge sync-l1l2 -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest.dat" \
+		-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l1l2"
+	timeline=$OUT
+	expect 0 "350 l2:0 print: 0x0: inner" &&
+		merge sync-l1l2-again -H "$WORK/sync-l1l2/l2-host.dat" -g l1="$WORK/sync-l1l2/l2-l1guest.dat" \
+			-g l2="$WORK/sync-l1l2/l2-l2guest.dat@1000,l2" &&
+		expect 0 && [ "$OUT" = "$timeline" ] && grep -q "^VM @1000.1 (qemu)" "$WORK/sync-l1l2-again.summary"
+	tap_result $? "--sync-out: an L1 guest's GUEST option gives way to the clone events; its L2 guest merges again with @PID,l2"
 }
 
 # The real trace-cmd record -A pair: its VMX guest runs at half the host's
@@ -1205,12 +1234,12 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((80 + unit_plan))
+	tap_plan $((82 + unit_plan))
 	for t in test_offset_step test_ambiguous test_scaling_intel \
 		 test_scaling_amd test_nested test_l1_event_in_l2_run test_nested_began_in_l2 \
 		 test_before_first_event \
 		 test_two_vms test_outside test_bad_files test_no_damage test_vm_created_again \
-		 test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
+		 test_tid_reused test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
 		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
