@@ -14,8 +14,8 @@
  * on a scaled vCPU, where that difference moves with every tick, one per
  * event. The GUEST option in the host file maps each guest CPU to the host
  * thread that ran it (none for a guest whose CPUs shared a thread, which
- * it cannot say, nor for a nested guest), and TRACEID options, one id per copy, tie the files
- * together, as KernelShark's KVM plugin needs.
+ * it cannot say, nor for a nested guest), and TRACEID options, one id per
+ * copy, tie the files together, as KernelShark's KVM plugin needs.
  *
  * The inputs are copied to the temporary files by a thread of their own
  * while the merge runs, since the merge keeps the other core busy; the new
