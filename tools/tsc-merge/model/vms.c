@@ -29,6 +29,7 @@ struct thread {
 	int tid;
 	struct owner *owners;		/* by @since; the first since 0 */
 	unsigned int nr_owners;
+	unsigned int alloc_owners;
 	struct thread *next;
 };
 
@@ -106,6 +107,7 @@ static struct thread *get_thread(struct vm_table *t, int tid)
 		th->owners = xcalloc(1, sizeof(*th->owners));
 		th->owners[0].tgid = tid;
 		th->nr_owners = 1;
+		th->alloc_owners = 1;
 		th->next = t->threads[hash_tid(tid)];
 		t->threads[hash_tid(tid)] = th;
 	}
@@ -115,11 +117,18 @@ static struct thread *get_thread(struct vm_table *t, int tid)
 /* The owner of @th at host TSC @ts: the last one since then or before. */
 static struct owner *owner_at(const struct thread *th, uint64_t ts)
 {
-	unsigned int i = th->nr_owners - 1;
+	unsigned int lo = 1, hi = th->nr_owners;
 
-	while (i && th->owners[i].since > ts)
-		i--;
-	return &th->owners[i];
+	/* The first owner that came after @ts; the one before it holds. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (th->owners[mid].since <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &th->owners[lo - 1];
 }
 
 /* A clone event at host TSC @ts: from then on @tid is @tgid's, reused or new. */
@@ -127,7 +136,11 @@ void vm_table_add_thread(struct vm_table *t, int tid, int tgid, uint64_t ts)
 {
 	struct thread *th = get_thread(t, tid);
 
-	th->owners = xrealloc(th->owners, th->nr_owners + 1, sizeof(*th->owners));
+	/* A damaged file may clone one tid again and again: grown by doubling. */
+	if (th->nr_owners == th->alloc_owners) {
+		th->alloc_owners *= 2;
+		th->owners = xrealloc(th->owners, th->alloc_owners, sizeof(*th->owners));
+	}
 	th->owners[th->nr_owners++] = (struct owner){ .since = ts, .tgid = tgid };
 }
 
