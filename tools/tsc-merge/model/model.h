@@ -90,6 +90,7 @@ struct vm {
 	unsigned int nr_vcpus;
 	unsigned int alloc_vcpus;
 	unsigned int index;		/* position in the VM list */
+	struct vm *pid_next;		/* the next VM of the table's pid hash chain */
 	struct guest *guest[NR_LEVELS];	/* its own trace, its L2's */
 };
 

@@ -35,6 +35,7 @@ struct thread {
 
 struct vm_table {
 	struct thread *threads[1 << THREAD_HASH_BITS];
+	struct vm *by_pid[1 << THREAD_HASH_BITS];	/* chained by pid_next */
 	struct vm **vms;
 	unsigned int nr_vms;
 	unsigned int alloc_vms;
@@ -187,17 +188,23 @@ static struct vm *add_vm(struct vm_table *t, int pid, unsigned int gen,
 	vm->current = true;
 	snprintf(vm->comm, sizeof(vm->comm), "%s", comm);
 	t->vms[t->nr_vms++] = vm;
+	vm->pid_next = t->by_pid[hash_tid(pid)];
+	t->by_pid[hash_tid(pid)] = vm;
 	return vm;
 }
 
+/*
+ * VM @gen of process @pid, or with @gen 0 its current one. Every KVM
+ * event looks its VM up: by a hash of the pid, as a file may make
+ * thousands of VMs.
+ */
 static struct vm *find_vm(const struct vm_table *t, int pid, unsigned int gen)
 {
-	unsigned int i;
+	struct vm *vm;
 
-	for (i = 0; i < t->nr_vms; i++)
-		if (t->vms[i]->pid == pid && (!gen || t->vms[i]->gen == gen) &&
-		    (gen || t->vms[i]->current))
-			return t->vms[i];
+	for (vm = t->by_pid[hash_tid(pid)]; vm; vm = vm->pid_next)
+		if (vm->pid == pid && (gen ? vm->gen == gen : vm->current))
+			return vm;
 	return NULL;
 }
 
@@ -261,7 +268,12 @@ struct vcpu *vm_get_vcpu(struct vm *vm, unsigned int id)
 
 static void remove_vm(struct vm_table *t, struct vm *vm)
 {
+	struct vm **link = &t->by_pid[hash_tid(vm->pid)];
 	unsigned int i;
+
+	while (*link != vm)
+		link = &(*link)->pid_next;
+	*link = vm->pid_next;
 
 	for (i = vm->index + 1; i < t->nr_vms; i++) {
 		t->vms[i - 1] = t->vms[i];
