@@ -418,12 +418,15 @@ void guest_label(const struct guest *g, char *buf, size_t size)
 		 g->level == LEVEL_L2 ? "L2 in " : "", vm->comm, vm->pid, vm->gen);
 }
 
-/* The host thread that ran guest CPU @cpu; -1: none did. */
+/*
+ * The host thread that ran guest CPU @cpu; -1: none did (no such vCPU, or
+ * one the host trace never enters, which a GUEST option cannot name).
+ */
 int guest_cpu_thread(const struct guest *g, unsigned int cpu)
 {
 	const struct vcpu *v = vm_find_vcpu(g->vm, cpu);
 
-	return v ? v->tid : -1;
+	return v && v->entries ? v->tid : -1;
 }
 
 /* "@PID.GEN", as the user ties a guest to its VM. */
@@ -618,8 +621,11 @@ static struct vcpu *vcpu_of_thread(const struct vm_table *t, int tid)
 
 /*
  * trace-cmd's GUEST option names the host thread of each guest CPU: the
- * VM whose vCPU N that thread ran, for every N, with as many CPUs as the
- * guest file has.
+ * VM whose vCPU N that thread ran, for every N it names a thread for,
+ * with as many CPUs as the guest file has. A CPU no thread ran (-1, as a
+ * --sync-out copy names a CPU beyond the VM's vCPUs or one never entered)
+ * says nothing: the guest's CPUs that hold events must still be vCPUs of
+ * the VM (guest_check_cpus()).
  */
 static struct vm *pick_by_guest_option(struct vm_table *t, struct guest *g,
 				       const struct trace_file *host,
@@ -635,8 +641,11 @@ static struct vm *pick_by_guest_option(struct vm_table *t, struct guest *g,
 		return NULL;
 	}
 	for (cpu = 0; cpu < map->nr_cpus; cpu++) {
-		struct vcpu *v = vcpu_of_thread(t, map->tids[cpu]);
+		struct vcpu *v;
 
+		if (map->tids[cpu] <= 0)
+			continue;
+		v = vcpu_of_thread(t, map->tids[cpu]);
 		if (!v || v->id != cpu || (vm && v->vm != vm)) {
 			fprintf(stderr, "%s: its GUEST option '%s' says host thread %d runs CPU %u of %s, but %s\n",
 				host->path, map->name, map->tids[cpu], cpu, g->file.path,
@@ -647,6 +656,9 @@ static struct vm *pick_by_guest_option(struct vm_table *t, struct guest *g,
 		}
 		vm = v->vm;
 	}
+	if (!vm)
+		fprintf(stderr, "%s: its GUEST option '%s' (trace id %#llx) names no host thread for any CPU of %s\n",
+			host->path, map->name, (unsigned long long)map->trace_id, g->file.path);
 	return vm;
 }
 

@@ -1328,7 +1328,12 @@ static void ftrace_event(struct pf_sink *p, const struct sink_event *e, struct b
 	at = put_varint_field(at, FTRACE_TIMESTAMP_TAG, ts);
 	at = put_varint_field(at, FTRACE_PID_TAG, (uint32_t)e->pid);
 	at = put_varint_field(at, tag, p->msg.len);
-	at = (uint8_t *)memcpy(at, p->msg.buf, p->msg.len) + p->msg.len;
+	/*
+	 * A damaged record has no fields: its message may be empty, with no
+	 * buffer yet when it is the first event (memcpy() from NULL).
+	 */
+	if (p->msg.len)
+		at = (uint8_t *)memcpy(at, p->msg.buf, p->msg.len) + p->msg.len;
 	b->events.len = at - b->events.buf;
 added:
 	b->last_ts = ts;
