@@ -1,4 +1,4 @@
-# Makefile: the build graph of kvm-tsc-trace and its top-level targets; README.md says what each needs and prints.
+# Makefile: the build graph of kvm-tsc-trace and its top-level targets; Documentation/checks.md says what each runs and prints.
 #
 #   make check   install what is missing, build everything, run every test
 #                and close with one line "N passed, N failed, N skipped"
@@ -62,7 +62,7 @@ deps:
 deps-build deps-tools:
 	scripts/build/deps.sh $(@:deps-%=%)
 
-# A user's own kernel (README, "Your own kernel"): the series applied to
+# A user's own kernel (Documentation/own-kernel.md): the series applied to
 # KSRC, a git tree with git am or a plain one with patch; Kconfig.snippet
 # merged into BASE_CONFIG (default KSRC's .config, else the running
 # kernel's) as O/.config (default KSRC/.config).

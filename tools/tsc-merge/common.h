@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * common.h: what every room of kvm-tsc-merge may need and none owns:
+ * common.h: helpers any part of kvm-tsc-merge may use and none owns:
  * allocation that never fails, the largest counts a sound trace holds,
  * so that a damaged one never sizes a table, and host TSC ticks as time.
  */

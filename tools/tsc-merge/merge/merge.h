@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * merge.h: the merge room: the host and guest files read in host-time
- * order, each event converted and handed to the sinks (merge.c) as plain
- * data (describe.c) with its text formatted once (info.c), and the
+ * merge.h: the merge (merge/): the host and guest files read in host-time
+ * order, each event converted and handed to the output writers (merge.c) as
+ * plain data (describe.c) with its text formatted once (info.c), and the
  * summary of what the model and the merge found (summary.c).
  */
 #ifndef TSC_MERGE_MERGE_H

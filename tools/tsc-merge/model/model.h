@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * model.h: the model room: the VMs and vCPUs a host trace shows (vms.c,
- * hostev.c, snapshot.c), each vCPU's TSC step functions scanned from it
- * (scan.c), and guest TSC values converted to host TSC through them
- * (convert.c, tscmath.c).
+ * model.h: the VM and TSC model (model/): the VMs and vCPUs a host trace
+ * shows (vms.c, hostev.c, snapshot.c), each vCPU's TSC step functions
+ * scanned from it (scan.c), and guest TSC values converted to host TSC
+ * through them (convert.c, tscmath.c).
  */
 #ifndef TSC_MERGE_MODEL_H
 #define TSC_MERGE_MODEL_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sinks.h: the sinks room: what the merged stream becomes: the text
- * timeline, Chrome JSON, Perfetto, and trace-cmd's time sync options in
+ * sinks.h: the output writers (sinks/): what the merged stream becomes: the
+ * text timeline, Chrome JSON, Perfetto, and trace-cmd's time sync options in
  * copies of the inputs (sync.c). A sink sees plain data only: the run as
  * described before the merge (struct sink_desc) and each event as the merge
  * hands it (struct sink_event), never the VMs, vCPUs or records behind them.

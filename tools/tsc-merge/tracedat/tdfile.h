@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tdfile.h: the trace.dat room: a file's structure read and checked before
- * libtracecmd trusts it (tdfile.c, tdcheck.c, tdzip.c, fmtcheck.c), what
- * trace-cmd's own options say of its time and guests (tdmeta.c), the file
- * opened with libtracecmd (input.c), and the records libtraceevent cannot
- * print safely (damage.c).
+ * tdfile.h: the trace.dat reader (tracedat/): a file's structure read and
+ * checked before libtracecmd trusts it (tdfile.c, tdcheck.c, tdzip.c,
+ * fmtcheck.c), what trace-cmd's own options say of its time and guests
+ * (tdmeta.c), the file opened with libtracecmd (input.c), and the records
+ * libtraceevent cannot print safely (damage.c).
  */
 #ifndef TSC_MERGE_TDFILE_H
 #define TSC_MERGE_TDFILE_H
