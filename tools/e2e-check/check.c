@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * check.c: the check every mode starts with, that its recordings were
+ * read, and the helpers the checks share.
+ */
+#include "check.h"
+#include "report.h"
+
+void check_read(const struct ctx *c)
+{
+	const struct recording *r[] = { c->l0, c->l1 };
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!r[i]->error[0]) {
+			report_msg("%s: %llu events", r[i]->name, (unsigned long long)r[i]->nr_events);
+			continue;
+		}
+		report_msg("%s: %s", r[i]->path, r[i]->error);
+		ok = false;
+	}
+	report_result(ok, "libtracecmd reads %s (L0's trace) and %s (L1's), their clock the TSC",
+		      c->l0->name, c->l1->name);
+}
+
+bool usable(const struct recording *r, const char *what)
+{
+	if (!r->error[0])
+		return true;
+	report_result(false, "%s (%s: %s)", what, r->name, r->error);
+	return false;
+}
+
+uint64_t ratio_for(uint64_t khz, uint64_t host_khz, unsigned int frac)
+{
+	if (!khz)
+		return 1ull << frac;
+	return ((unsigned __int128)khz << frac) / host_khz;
+}
+
+struct tsc_step l1_fallback(const struct ctx *c)
+{
+	struct tsc_step s = { .mult = 1 };
+
+	if (!c->s->l1_tsc_khz)
+		return s;
+	/* KVM's fraction bits: VMX's TSC multiplier has 48, SVM's 32. */
+	s.frac = c->l0->isa == ISA_VMX ? 48 : 32;
+	s.mult = c->l0->tsc_khz ? ratio_for(c->s->l1_tsc_khz, c->l0->tsc_khz, s.frac) : 0;
+	return s;
+}
+
+/* Whether @h is in [entry, exit) of one of @vc's runs, which are in time order. */
+static bool in_run(const struct vcpu_facts *vc, uint64_t h)
+{
+	size_t lo = 0, hi = vc->nr_runs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (vc->runs[mid].entry <= h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && h < vc->runs[lo - 1].exit;
+}
+
+/* Whether the (@k-1)-th exit < @h <= the @k-th. */
+static bool between_exits(uint64_t h, const struct port_exit *exits, size_t k)
+{
+	return (!k || h > exits[k - 1].ts) && h <= exits[k].ts;
+}
+
+bool judge_placement(const char *label, uint64_t h, const struct port_exit *exits, size_t k,
+		     const struct vcpu_facts *vc, struct gap *g, unsigned int *shown)
+{
+	bool between = between_exits(h, exits, k), inside = in_run(vc, h);
+
+	if (between && inside) {
+		g->max = exits[k].ts - h > g->max ? exits[k].ts - h : g->max;
+		g->n++;
+		return true;
+	}
+	if ((*shown)++ < MAX_SHOWN)
+		report_msg("%s at host tick %llu: %s%s (its port exit at %llu, the one before at %llu)",
+			   label, (unsigned long long)h, between ? "" : "not right before its port exit",
+			   inside ? "" : (between ? "outside every run of its vCPU" :
+					  ", outside every run of its vCPU"),
+			   (unsigned long long)exits[k].ts,
+			   (unsigned long long)(k ? exits[k - 1].ts : 0));
+	return false;
+}
