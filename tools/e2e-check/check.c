@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * check.c: the check every mode starts with, that its recordings were
- * read, and the helpers the checks share.
+ * read, and the helpers the checks of check_l1.c and check_l2.c share.
  */
 #include "check.h"
 #include "report.h"

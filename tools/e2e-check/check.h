@@ -56,4 +56,15 @@ void check_l1_tsc_write(const struct ctx *c);
 void check_l1_tsc_offset(const struct ctx *c);
 void check_l1_multiplier(const struct ctx *c);
 
+/* check_l2.c: mode nested. */
+void check_l2_markers(const struct ctx *c);
+void check_l2_exits_in_l0(const struct ctx *c);
+void check_l2_exits_in_l1(const struct ctx *c);
+void check_l2_multiplier(const struct ctx *c);
+void check_l2_nested_offsets(const struct ctx *c);
+void check_l2_tsc_write(const struct ctx *c);
+void check_l2_placement(const struct ctx *c);
+void check_l2_chain(const struct ctx *c);
+void check_l2_direct(const struct ctx *c);
+
 #endif

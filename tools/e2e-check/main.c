@@ -14,13 +14,14 @@
  * scenario, reading them with libtracecmd and libtraceevent alone, not
  * with kvm-tsc-merge's model nor its output: each marker right before its
  * own port exit in the host trace, each TSC write with the value the
- * scenario names and the offset KVM wrote for it, each multiplier. Later
- * the same program runs kvm-tsc-merge on the same files and judges its
- * outputs against its own placement of the markers.
+ * scenario names and the offset KVM wrote for it, each multiplier, and in
+ * mode nested L2's markers through L1's TSC to L0's, against L0's own
+ * pair for L2. Later the same program runs kvm-tsc-merge on the same
+ * files and judges its outputs against its own placement of the markers.
  *
  * DIR holds the mode's files as scripts/guest/vm-nested-trace.sh exports
- * them: host.dat and guest.dat (own), MODE-host.dat and MODE-guest.dat
- * (agent, late). -s overrides a key of the scenario: the
+ * them: host.dat and guest.dat (own, nested), MODE-host.dat and
+ * MODE-guest.dat (agent, late). -s overrides a key of the scenario: the
  * Bochs run gives L1 another TSC rate, -s l1_tsc_khz=1750000. Exit status
  * 0 when every check passed or was skipped, 1 when one failed or the
  * scenario is wrong, 4 when the mode is not checked yet.
@@ -49,12 +50,19 @@ static const check_fn l1_checks[] = {
 	check_l1_tsc_write, check_l1_tsc_offset, check_l1_multiplier,
 };
 
+static const check_fn l2_checks[] = {
+	check_read, check_l2_markers, check_l2_exits_in_l0, check_l2_exits_in_l1,
+	check_l2_multiplier, check_l2_nested_offsets, check_l2_tsc_write, check_l2_placement,
+	check_l2_chain, check_l2_direct,
+};
+
 #define CHECKS(list)	list, sizeof(list) / sizeof(list[0])
 
 static const struct mode modes[] = {
 	{ "own", "host.dat", "guest.dat", CHECKS(l1_checks) },
 	{ "agent", "agent-host.dat", "agent-guest.dat", CHECKS(l1_checks) },
 	{ "late", "late-host.dat", "late-guest.dat", CHECKS(l1_checks) },
+	{ "nested", "host.dat", "guest.dat", CHECKS(l2_checks) },
 };
 
 static void usage(FILE *f)

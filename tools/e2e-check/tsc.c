@@ -132,3 +132,24 @@ int tsc_build_steps(const struct recording *r, unsigned int vcpu, const struct t
 	}
 	return 0;
 }
+
+void tsc_build_nested_steps(const struct recording *r, unsigned int vcpu, unsigned int frac,
+			    struct tsc_steps *out)
+{
+	const struct vcpu_facts *vc = &r->vcpu[vcpu];
+	size_t i;
+
+	*out = (struct tsc_steps){ .end = r->last_ts };
+	for (i = 0; i < vc->nr_tsc; i++) {
+		const struct tsc_event *ev = &vc->tsc[i];
+		struct tsc_step s = { .start = ev->ts, .frac = frac };
+
+		if (ev->kind != TSC_NESTED)
+			continue;
+		if (ev->guest_mode) {
+			s.offset = ev->next;
+			s.mult = ev->mult;
+		}
+		push_step(out, &s);
+	}
+}

@@ -44,5 +44,11 @@ const struct tsc_step *tsc_step_at(const struct tsc_steps *st, uint64_t host);
  */
 int tsc_build_steps(const struct recording *r, unsigned int vcpu, const struct tsc_step *fallback,
 		    struct tsc_steps *out, const char **why);
+/*
+ * The L2 steps of @vcpu in @r: a kvm_nested_tsc_offset into guest mode
+ * begins one with the pair KVM applies to L2, one out of it an unknown one.
+ */
+void tsc_build_nested_steps(const struct recording *r, unsigned int vcpu, unsigned int frac,
+			    struct tsc_steps *out);
 
 #endif
