@@ -19,9 +19,8 @@
  * pair for L2. Later the same program runs kvm-tsc-merge on the same
  * files and judges its outputs against its own placement of the markers.
  *
- * DIR holds the mode's files as scripts/guest/vm-nested-trace.sh exports
- * them: host.dat and guest.dat (own, nested), MODE-host.dat and
- * MODE-guest.dat (agent, late). -s overrides a key of the scenario: the
+ * DIR holds the mode's files as scripts/e2e/record-pair.sh exports them:
+ * host.dat (L0's trace) and guest.dat (L1's). -s overrides a key of the scenario: the
  * Bochs run gives L1 another TSC rate, -s l1_tsc_khz=1750000. Exit status
  * 0 when every check passed or was skipped, 1 when one failed or the
  * scenario is wrong, 4 when the mode is not checked yet.
@@ -60,8 +59,8 @@ static const check_fn l2_checks[] = {
 
 static const struct mode modes[] = {
 	{ "own", "host.dat", "guest.dat", CHECKS(l1_checks) },
-	{ "agent", "agent-host.dat", "agent-guest.dat", CHECKS(l1_checks) },
-	{ "late", "late-host.dat", "late-guest.dat", CHECKS(l1_checks) },
+	{ "agent", "host.dat", "guest.dat", CHECKS(l1_checks) },
+	{ "late", "host.dat", "guest.dat", CHECKS(l1_checks) },
 	{ "nested", "host.dat", "guest.dat", CHECKS(l2_checks) },
 };
 

@@ -19,18 +19,22 @@ struct scenario {
 	char l0_recorder[SCENARIO_WORD];
 	char l0_record_from[SCENARIO_WORD];
 	char l1_recorder[SCENARIO_WORD];
+	char l1_record_from[SCENARIO_WORD];
 	uint64_t l1_vcpus;
+	uint64_t l1_mem_mb;
 	uint64_t l1_tsc_khz;
 	uint64_t l1_markers;
 	uint64_t marker_port;
 	uint64_t l1_tsc_jump;
+	char l2_recorder[SCENARIO_WORD];
 	uint64_t l2_vcpus;
 	uint64_t l2_markers;
 	uint64_t l2_tsc_jump;
 	uint64_t l2_tsc_khz;
 	uint64_t ucall_port;
-	uint64_t l1_boot_timeout;
-	uint64_t l1_run_timeout;
+	uint64_t l1_timeout;
+	uint64_t l2_timeout;
+	uint64_t silence;
 };
 
 /*
