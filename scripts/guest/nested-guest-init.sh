@@ -344,7 +344,7 @@ run()
 	esac
 	if [ "$MODE" = self ] || [ "$MODE" = nested ]; then
 		trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
-		# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
+		# Uncompressed, as record-host.sh records: see its --compression.
 		trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
 			{ fail "trace-cmd extract: $(tail -1 "$OUT/trace-cmd-extract.log")"; return 1; }
 	fi

@@ -174,7 +174,7 @@ cleanup()
 	QEMU_PID=
 	[ -n "$RECORDER_PID" ] && kill_agent_recorder
 	# Also removes the tracefs instance of a recording cut short.
-	[ -n "$RECORDING" ] && sh "$RECORD" stop >/dev/null 2>&1
+	[ -n "$RECORDING" ] && sh "$RECORD" stop -d "$W/record" >/dev/null 2>&1
 	RECORDING=
 	return 0
 }
@@ -398,7 +398,7 @@ start_recording()
 	case $MODE in
 	agent) start_agent_recorder ;;
 	*)
-		sh "$RECORD" start "$W/host.dat" || { fail "$RECORD start"; return 1; }
+		sh "$RECORD" start -o "$W/host.dat" -d "$W/record" || { fail "$RECORD start"; return 1; }
 		RECORDING=1
 		;;
 	esac
@@ -411,7 +411,7 @@ stop_recording()
 	agent) stop_agent_recorder ;;
 	*)
 		RECORDING=
-		sh "$RECORD" stop || { fail "$RECORD stop"; return 1; }
+		sh "$RECORD" stop -d "$W/record" || { fail "$RECORD stop"; return 1; }
 		;;
 	esac
 }
@@ -560,7 +560,6 @@ run_mode()
 	fi
 	rm -rf "$W"
 	mkdir -p "$W" "$DEST"
-	export RECORD_STATE=$W/record
 	STEP=setup
 	run || status=1
 	cleanup
