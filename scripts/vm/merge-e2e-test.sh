@@ -184,17 +184,18 @@ tsc_to_shown()
 		}' "$file" | BC_LINE_LENGTH=0 bc) <(cut -d' ' -f2- "$file")
 }
 
-# One boot of the test VM with the nested payload; Bochs, which has no 9p,
-# gets the scripts in its initramfs. Mode linux-n needs what the nested
-# guest boots N with, and an hour.
+# One boot of the test VM with what runs the nested guest
+# (nested-root.sh), and one CPU: the user guide says why. Bochs, which has
+# no 9p, gets the scripts in its initramfs. Mode linux-n needs what the
+# nested guest boots N with, and an hour.
 run_vm_once()
 {
-	local nested=(--nested)
+	local timeout=()
 
-	case " $MODES " in *" linux-n "*) nested=(--nested-linux --timeout 3600) ;; esac
+	case " $MODES " in *" linux-n "*) timeout=(--timeout 3600) ;; esac
 	# shellcheck disable=SC2086
-	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" "${nested[@]}" \
-		--files "scripts tools/record-host" -- \
+	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --cpus 1 "${timeout[@]}" \
+		--add "$VM_DIR/nested-root" --files "scripts tools/record-host" -- \
 		${N_TSC_KHZ:+KTT_N_TSC_KHZ=$N_TSC_KHZ} sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES \
 		>"$VM_LOG" 2>&1
 }
@@ -207,8 +208,11 @@ run_vm_once()
 # emulator's, not the merge's.
 run_vm()
 {
-	local attempt=1 status
+	local attempt=1 status linux=()
 
+	case " $MODES " in *" linux-n "*) linux=(--linux) ;; esac
+	"$TOP_DIR/scripts/vm/nested-root.sh" "${linux[@]}" "$VM_DIR/nested-root" 2>&1 | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || return 1
 	while :; do
 		run_vm_once
 		status=$?
@@ -219,12 +223,13 @@ run_vm()
 		if grep -q "step 'l2-\(boot\|run\|exit\)' failed" "$VM_LOG"; then
 			echo "# attempt $attempt failed in a nested guest; its console: $(cat "$EXPORT"/*/l2-console.log 2>/dev/null |
 				grep -E -m1 'BUG|Oops|Kernel panic' || echo 'no BUG or Oops')"
-		elif grep -q 'the VM did not finish within' "$VM_LOG"; then
-			echo "# attempt $attempt: the test VM stopped at '$(grep '^# [a-z]*: [0-9.]* s: ' "$VM_LOG" | tail -1)'"
+		elif grep -q 'the VM did not finish within\|the VM printed nothing for' "$VM_LOG"; then
+			echo "# attempt $attempt: $(grep -o 'the VM \(did not finish within\|printed nothing for\) [0-9]*s' "$VM_LOG" | tail -1), at '$(grep '^# [a-z]*: [0-9.]* s: ' "$VM_LOG" | tail -1)'"
 		else
 			return "$status"
 		fi
 		attempt=$((attempt + 1))
+		echo "# attempt $attempt of $ATTEMPTS: booting the test VM again"
 	done
 }
 
