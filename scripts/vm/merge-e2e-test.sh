@@ -4,10 +4,10 @@
 # usage: merge-e2e-test.sh [--vmm qemu|bochs] [--dir DIR] [--no-vm]
 #                          [--l2-tsc-khz KHZ] [--n-tsc-khz KHZ] [--modes "MODE..."]
 #
-# Boots the test VM with vmtest.sh --nested (which gives it one CPU) under
+# Boots the test VM with one CPU and what nested-root.sh puts in under
 # --vmm (default qemu) in --dir (default build/vmtest-e2e) and runs
 # scripts/guest/vm-nested-trace.sh there (a second boot if a nested guest
-# itself failed) with MODES (default
+# failed or the test VM was stopped) with MODES (default
 # "own agent late"), one nested guest each, one after the other:
 #
 #   own    record-host.sh started before the guest boots, the guest tracing
@@ -29,7 +29,7 @@
 #          kvm_nested_tsc_offset, each right before its port exit, and the
 #          same host TSC through G's TSC (G's trace, then H's)
 #   linux-n as nested, but N is a Linux guest tracing itself, booted by G
-#          with vm-nested-trace.sh's mode own (vmtest.sh --nested-linux,
+#          with vm-nested-trace.sh's mode own (nested-root.sh --linux,
 #          and an hour): linux-n/host.dat, and G's run in linux-n/in-l2/:
 #          host.dat (G's trace), guest.dat (N's). Checked as nested, with
 #          N's own trace, whose markers come before and after N's TSC jump,
