@@ -256,11 +256,14 @@ $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 # boots the KERNEL (test or debug) build with vmtest.sh's options, in
 # build/NAME, and runs vm-checks.sh there with the probe built for it.
 # The VM sees the repository only, so the probe is named by its path there.
+# A selftest prints its result only when it is done, and the probe's load
+# cycles alone take two minutes on the test kernel: the VM may be quiet for
+# up to ten minutes before vmtest.sh calls it stalled.
 vm_suffix = $(if $(filter debug,$(1)),-debug)
 define vm_check
 $(RESULTS)/$(1).tap: ksft $(BUILD)/kernel$(call vm_suffix,$(2))/arch/x86/boot/bzImage \
 		$(BUILD)/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko FORCE
-	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(2) $(3) -- \
+	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(2) --silence 600 $(3) -- \
 		sh scripts/guest/vm-checks.sh build/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko $(4)
 endef
 

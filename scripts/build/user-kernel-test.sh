@@ -201,7 +201,7 @@ test_install()
 	expect_success && grep -q "usage: kvm-tsc-merge" <<<"$OUT" || return 1
 	# The recorder runs only once it has sourced the installed poll.sh.
 	run_cmd "$DEST/usr/bin/kvm-tsc-record" --help
-	expect_success && grep -q "usage: kvm-tsc-record start FILE" <<<"$OUT"
+	expect_success && grep -q "usage: kvm-tsc-record start \[-o FILE\]" <<<"$OUT"
 }
 
 test_uninstall()

@@ -28,7 +28,7 @@
 # ktt_n_vcpus and ktt_n_markers (default 1 and 50) are N's vCPUs and the
 # markers of each; ktt_n_tsc_khz, when given, N's TSC rate (TSC scaling).
 # "linux-n" makes L2 the host of a Linux guest (N): it loads KVM and runs
-# vm-nested-trace.sh (vmtest.sh --nested-linux puts it in /ktt) in its
+# vm-nested-trace.sh (nested-root.sh --linux puts it in /ktt) in its
 # mode own, as L1 runs L2: record-host.sh records L2's trace from before N
 # boots, and N, booting this initramfs without KVM, traces itself and
 # writes its markers around its TSC jump; those files go to /export/own.
@@ -162,7 +162,7 @@ run_payload()
 	local t0 status=0
 
 	[ -x "$N_PAYLOAD" ] ||
-		{ fail "$N_PAYLOAD is not in L2's initramfs: 'make selftests' before vmtest.sh --nested"; return 1; }
+		{ fail "$N_PAYLOAD is not in L2's initramfs: 'make selftests' before nested-root.sh"; return 1; }
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	"$N_PAYLOAD" -v "$N_VCPUS" -n "$N_MARKERS" -j "$TSC_JUMP" ${N_TSC_KHZ:+-k "$N_TSC_KHZ"} \
 		>"$OUT/n-payload.log" 2>&1 || status=$?
@@ -344,7 +344,7 @@ run()
 	esac
 	if [ "$MODE" = self ] || [ "$MODE" = nested ]; then
 		trace-cmd stop >/dev/null 2>&1 || { fail "trace-cmd stop"; return 1; }
-		# Uncompressed, as record-host.sh records: see RECORD_COMPRESSION there.
+		# Uncompressed, as record-host.sh records: see its --compression.
 		trace-cmd extract --compression none -o "$OUT/guest.dat" >"$OUT/trace-cmd-extract.log" 2>&1 ||
 			{ fail "trace-cmd extract: $(tail -1 "$OUT/trace-cmd-extract.log")"; return 1; }
 	fi

@@ -2,12 +2,13 @@
 # vm-nested-trace.sh: in the test VM (L1), record a host trace while a nested Linux guest (L2) is traced, in the ways users record one, and put each trace pair in /export.
 #
 # usage (on the build machine):
-#     scripts/vm/vmtest.sh --nested -- sh scripts/guest/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
+#     scripts/vm/nested-root.sh DIR
+#     scripts/vm/vmtest.sh --cpus 1 --add DIR -- sh scripts/guest/vm-nested-trace.sh [L2_CPUS [L2_TSC_KHZ]] [MODE...]
 #
-# vmtest.sh --nested gives the test VM one CPU, because the nested guest's
-# kernel is not stable on two TCG CPUs.
+# The test VM gets one CPU, because the nested guest's kernel is not
+# stable on two TCG CPUs.
 #
-# Runs from /ktt under busybox sh. vmtest.sh --nested puts into /nested
+# Runs from /ktt under busybox sh. nested-root.sh puts into /nested
 # what it needs: the kernel and L2's initramfs (scripts/guest/nested-guest-init.sh
 # as /init); qemu-system-x86_64 and trace-cmd are in the VM's /usr/bin.
 # L2 has L2_CPUS vCPUs (default 2) whose TSC runs at L2_TSC_KHZ (default
@@ -40,7 +41,7 @@
 #          says (l2_cpus), so that all of N's vCPUs run on it:
 #          merge-e2e-test.sh looks for each N marker's port exit on that
 #          one vCPU of L2's in the host trace
-#   linux-n as nested, but N is a Linux guest (vmtest.sh --nested-linux):
+#   linux-n as nested, but N is a Linux guest (nested-root.sh --linux):
 #          L2 runs this script in its mode own, with N as its L2, and L2's
 #          1G holds N's QEMU and initramfs: host.dat, and what that run
 #          exported in L2 (its host.dat, L2's trace from before N booted;
@@ -174,7 +175,7 @@ cleanup()
 	QEMU_PID=
 	[ -n "$RECORDER_PID" ] && kill_agent_recorder
 	# Also removes the tracefs instance of a recording cut short.
-	[ -n "$RECORDING" ] && sh "$RECORD" stop >/dev/null 2>&1
+	[ -n "$RECORDING" ] && sh "$RECORD" stop -d "$W/record" >/dev/null 2>&1
 	RECORDING=
 	return 0
 }
@@ -186,7 +187,7 @@ check_requirements()
 		return 4
 	fi
 	for f in "$NESTED/bzImage" "$NESTED/l2-initramfs.cpio.gz" /usr/bin/qemu-system-x86_64 /usr/bin/trace-cmd; do
-		[ -e "$f" ] || { fail "$f is missing: run vmtest.sh with --nested"; return 1; }
+		[ -e "$f" ] || { fail "$f is missing: give vmtest.sh --add the directory nested-root.sh fills"; return 1; }
 	done
 	[ -n "$L1_TSC_KHZ" ] || { fail "the kernel log does not say the TSC rate"; return 1; }
 	case " $MODES " in *" nested "* | *" linux-n "*) check_nested_virt || return 1 ;; esac
@@ -398,7 +399,7 @@ start_recording()
 	case $MODE in
 	agent) start_agent_recorder ;;
 	*)
-		sh "$RECORD" start "$W/host.dat" || { fail "$RECORD start"; return 1; }
+		sh "$RECORD" start -o "$W/host.dat" -d "$W/record" || { fail "$RECORD start"; return 1; }
 		RECORDING=1
 		;;
 	esac
@@ -411,7 +412,7 @@ stop_recording()
 	agent) stop_agent_recorder ;;
 	*)
 		RECORDING=
-		sh "$RECORD" stop || { fail "$RECORD stop"; return 1; }
+		sh "$RECORD" stop -d "$W/record" || { fail "$RECORD stop"; return 1; }
 		;;
 	esac
 }
@@ -560,7 +561,6 @@ run_mode()
 	fi
 	rm -rf "$W"
 	mkdir -p "$W" "$DEST"
-	export RECORD_STATE=$W/record
 	STEP=setup
 	run || status=1
 	cleanup

@@ -51,6 +51,30 @@ copy_with_libs()
 	done
 }
 
+# Where the initramfs of a test VM or a nested guest keeps the poll helper
+# its /init and payloads source.
+POLL_LIB=/lib/ktt/poll.sh
+
+# The poll helper, where an /init and its payloads find it in ROOT.
+add_poll_lib()
+{
+	mkdir -p "$1${POLL_LIB%/*}"
+	cp "$TOP_DIR/scripts/lib/poll.sh" "$1$POLL_LIB"
+}
+
+# Copy repository paths into ROOT's /ktt, where 9p would show them.
+add_ktt_files()
+{
+	local root=$1 path
+
+	shift
+	for path in "$@"; do
+		[ -e "$TOP_DIR/$path" ] || die "$TOP_DIR/$path does not exist"
+		mkdir -p "$root/ktt/$(dirname "$path")"
+		cp -a "$TOP_DIR/$path" "$root/ktt/$path"
+	done
+}
+
 # The TSC rate of this machine in kHz, which is also the test VM's: TCG
 # runs the guest TSC at the host's rate. The kernel log's, as record-host.sh
 # reads it, or else the CPU clock /proc/cpuinfo gives where the log is

@@ -4,10 +4,10 @@
 # usage: merge-e2e-test.sh [--vmm qemu|bochs] [--dir DIR] [--no-vm]
 #                          [--l2-tsc-khz KHZ] [--n-tsc-khz KHZ] [--modes "MODE..."]
 #
-# Boots the test VM with vmtest.sh --nested (which gives it one CPU) under
+# Boots the test VM with one CPU and what nested-root.sh puts in under
 # --vmm (default qemu) in --dir (default build/vmtest-e2e) and runs
 # scripts/guest/vm-nested-trace.sh there (a second boot if a nested guest
-# itself failed) with MODES (default
+# failed or the test VM was stopped) with MODES (default
 # "own agent late"), one nested guest each, one after the other:
 #
 #   own    record-host.sh started before the guest boots, the guest tracing
@@ -29,7 +29,7 @@
 #          kvm_nested_tsc_offset, each right before its port exit, and the
 #          same host TSC through G's TSC (G's trace, then H's)
 #   linux-n as nested, but N is a Linux guest tracing itself, booted by G
-#          with vm-nested-trace.sh's mode own (vmtest.sh --nested-linux,
+#          with vm-nested-trace.sh's mode own (nested-root.sh --linux,
 #          and an hour): linux-n/host.dat, and G's run in linux-n/in-l2/:
 #          host.dat (G's trace), guest.dat (N's). Checked as nested, with
 #          N's own trace, whose markers come before and after N's TSC jump,
@@ -184,17 +184,18 @@ tsc_to_shown()
 		}' "$file" | BC_LINE_LENGTH=0 bc) <(cut -d' ' -f2- "$file")
 }
 
-# One boot of the test VM with the nested payload; Bochs, which has no 9p,
-# gets the scripts in its initramfs. Mode linux-n needs what the nested
-# guest boots N with, and an hour.
+# One boot of the test VM with what runs the nested guest
+# (nested-root.sh), and one CPU: the user guide says why. Bochs, which has
+# no 9p, gets the scripts in its initramfs. Mode linux-n needs what the
+# nested guest boots N with, and an hour.
 run_vm_once()
 {
-	local nested=(--nested)
+	local timeout=()
 
-	case " $MODES " in *" linux-n "*) nested=(--nested-linux --timeout 3600) ;; esac
+	case " $MODES " in *" linux-n "*) timeout=(--timeout 3600) ;; esac
 	# shellcheck disable=SC2086
-	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" "${nested[@]}" \
-		--files "scripts tools/record-host" -- \
+	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --cpus 1 "${timeout[@]}" \
+		--add "$VM_DIR/nested-root" --files "scripts tools/record-host" -- \
 		${N_TSC_KHZ:+KTT_N_TSC_KHZ=$N_TSC_KHZ} sh scripts/guest/vm-nested-trace.sh 2 $L2_TSC_KHZ $MODES \
 		>"$VM_LOG" 2>&1
 }
@@ -207,8 +208,11 @@ run_vm_once()
 # emulator's, not the merge's.
 run_vm()
 {
-	local attempt=1 status
+	local attempt=1 status linux=()
 
+	case " $MODES " in *" linux-n "*) linux=(--linux) ;; esac
+	"$TOP_DIR/scripts/vm/nested-root.sh" "${linux[@]}" "$VM_DIR/nested-root" 2>&1 | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || return 1
 	while :; do
 		run_vm_once
 		status=$?
@@ -219,12 +223,13 @@ run_vm()
 		if grep -q "step 'l2-\(boot\|run\|exit\)' failed" "$VM_LOG"; then
 			echo "# attempt $attempt failed in a nested guest; its console: $(cat "$EXPORT"/*/l2-console.log 2>/dev/null |
 				grep -E -m1 'BUG|Oops|Kernel panic' || echo 'no BUG or Oops')"
-		elif grep -q 'the VM did not finish within' "$VM_LOG"; then
-			echo "# attempt $attempt: the test VM stopped at '$(grep '^# [a-z]*: [0-9.]* s: ' "$VM_LOG" | tail -1)'"
+		elif grep -q 'the VM did not finish within\|the VM printed nothing for' "$VM_LOG"; then
+			echo "# attempt $attempt: $(grep -o 'the VM \(did not finish within\|printed nothing for\) [0-9]*s' "$VM_LOG" | tail -1), at '$(grep '^# [a-z]*: [0-9.]* s: ' "$VM_LOG" | tail -1)'"
 		else
 			return "$status"
 		fi
 		attempt=$((attempt + 1))
+		echo "# attempt $attempt of $ATTEMPTS: booting the test VM again"
 	done
 }
 

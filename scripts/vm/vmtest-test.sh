@@ -1,5 +1,5 @@
 #!/bin/bash
-# vmtest-test.sh: KTAP tests of scripts/vm/vmtest.sh: the status and the exported files come back under QEMU and Bochs, hangs and kernel warnings fail the run.
+# vmtest-test.sh: KTAP tests of scripts/vm/vmtest.sh: the status and the exported files come back under QEMU and Bochs, hangs, silences and kernel warnings fail the run.
 
 set -u
 
@@ -37,6 +37,31 @@ test_hang_is_killed()
 {
 	run_vm --timeout 10 -- 'sleep 600'
 	expect 1 "did not finish within 10s and was killed; console log: $VM_DIR/console.log"
+}
+
+# A level that stalls under TCG prints nothing: it is stopped after
+# --silence, long before the timeout, with the console's last lines.
+test_silence_is_stopped()
+{
+	local start=$SECONDS
+
+	run_vm --silence 15 -- 'echo vmtest-test goes quiet >/dev/kmsg; sleep 600'
+	echo "# stopped after $((SECONDS - start)) s (boot included)"
+	expect 1 "printed nothing for 15s and was stopped; console log: $VM_DIR/console.log" &&
+		expect 1 "vmtest-test goes quiet" && [ $((SECONDS - start)) -lt 150 ]
+}
+
+# --add brings a test's own files into the VM's root.
+test_add_reaches_root()
+{
+	local add=$VM_DIR.add
+
+	rm -rf "$add"
+	mkdir -p "$add/etc/vmtest-test"
+	echo added >"$add/etc/vmtest-test/file"
+	run_vm --add "$add" -- 'cat /etc/vmtest-test/file'
+	rm -rf "$add"
+	expect 0 "^added$"
 }
 
 test_warning_fails()
@@ -77,9 +102,12 @@ main()
 {
 	use_ktap
 	ktap_print_header
-	ktap_set_plan 6
+	ktap_set_plan 8
 	ktap_test_result "the payload's output and exit status come back to the host" test_status_comes_back
 	ktap_test_result "a hanging VM is killed at the timeout, naming the console log" test_hang_is_killed
+	ktap_test_result "a VM that prints nothing for --silence seconds is stopped then, its console's tail shown" \
+		test_silence_is_stopped
+	ktap_test_result "--add's tree is in the VM's root" test_add_reaches_root
 	ktap_test_result "a WARNING in the kernel log fails a run whose payload passed" test_warning_fails
 	ktap_test_result "a VM that stops without a status fails the run" test_no_status_fails
 	ktap_test_result "files written to /export reach the host; the shared repository is read-only" \

@@ -7,9 +7,11 @@
 # paths given with --files (and the kernel's modules) are copied into the
 # initramfs's /ktt, and what the command leaves in /export comes back as a
 # gzipped tar on the fourth serial port. The command's output is printed
-# here; the console log stays in DIR. The run fails when the VM does not
-# report a status within the timeout, or when the kernel log shows a
-# warning, BUG, Oops, KASAN or lockdep report.
+# here; the console log stays in DIR. A test brings what else its command
+# needs as a directory for --add. The run fails when the VM does not
+# report a status within the timeout, when it prints nothing for the
+# silence limit (its console's last lines are shown then), or when the
+# kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
 
 set -eu
 
@@ -32,15 +34,14 @@ usage()
 		  -d, --dir DIR           initramfs, logs and DIR/export, what the command
 		                          leaves in /export (default build/vmtest)
 		  -t, --timeout SECONDS   kill the VM after SECONDS (default 900)
+		  -s, --silence SECONDS   stop the VM when neither its console nor the
+		                          command's output has grown for SECONDS, and
+		                          show the console's last lines (default 120)
 		  -f, --files "PATH..."   repository paths copied into /ktt under Bochs,
 		                          which has no 9p
-		  -n, --nested            also put in what a nested guest needs (QEMU,
-		                          trace-cmd, the nested guest's initramfs in
-		                          /nested); one CPU unless --cpus says otherwise
-		  -N, --nested-linux      as --nested, and the nested guest gets what
-		                          it needs to run a Linux guest in turn (QEMU,
-		                          the kernel, that guest's initramfs,
-		                          vm-nested-trace.sh and record-host.sh)
+		  -a, --add DIR           copy DIR's tree into the VM's root as it is:
+		                          what the command needs beyond busybox and
+		                          trace-cmd (its own recipe builds DIR)
 		  -c, --cpus N            the VM's CPUs (default 2)
 		  -M, --mem SIZE          the VM's memory in G, like 2G (default 2G)
 		  -k, --kernel test|debug the kernel build: build/kernel (default) or
@@ -51,18 +52,16 @@ usage()
 	EOF
 }
 
-# The options into VMM, VM_DIR, TIMEOUT, FILES, NESTED, VM_CPUS, VM_MEM,
-# KBUILD_OUT and TSC_KHZ; the command's words are left in ARGS.
+# The options into VMM, VM_DIR, TIMEOUT, SILENCE, FILES, ADD_DIR, VM_CPUS,
+# VM_MEM, KBUILD_OUT and TSC_KHZ; the command's words are left in ARGS.
 parse_args()
 {
 	local kernel=test
 
-	VMM=qemu VM_DIR=$BUILD_DIR/vmtest TIMEOUT=900 FILES='' NESTED=0 VM_CPUS='' VM_MEM=2G TSC_KHZ=''
+	VMM=qemu VM_DIR=$BUILD_DIR/vmtest TIMEOUT=900 SILENCE=120 FILES='' ADD_DIR='' VM_CPUS=2 VM_MEM=2G TSC_KHZ=''
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h | --help) usage; exit 0 ;;
-		-n | --nested) NESTED=1; shift; continue ;;
-		-N | --nested-linux) NESTED=2; shift; continue ;;
 		--) shift; break ;;
 		-*) [ $# -ge 2 ] || die "$1 needs a value (see -h)" ;;
 		*) break ;;
@@ -71,7 +70,9 @@ parse_args()
 		-m | --vmm) VMM=$2 ;;
 		-d | --dir) VM_DIR=$(realpath -m "$2") ;;
 		-t | --timeout) TIMEOUT=$2 ;;
+		-s | --silence) SILENCE=$2 ;;
 		-f | --files) FILES=$2 ;;
+		-a | --add) ADD_DIR=$(realpath -m "$2") ;;
 		-c | --cpus) VM_CPUS=$2 ;;
 		-M | --mem) VM_MEM=$2 ;;
 		-k | --kernel) kernel=$2 ;;
@@ -86,16 +87,13 @@ parse_args()
 	debug) KBUILD_OUT=$BUILD_DIR/kernel-debug ;;
 	*) die "--kernel $kernel: use test or debug" ;;
 	esac
-	# scripts/guest/vm-nested-trace.sh says why a nested guest gets one CPU.
-	if [ -z "$VM_CPUS" ]; then
-		VM_CPUS=2
-		[ "$NESTED" = 0 ] || VM_CPUS=1
-	fi
 	need_number --timeout "$TIMEOUT"
+	need_number --silence "$SILENCE"
 	need_number --cpus "$VM_CPUS"
 	[ "${VM_MEM%G}" != "$VM_MEM" ] || die "--mem $VM_MEM: give gigabytes, like 2G"
 	need_number --mem "${VM_MEM%G}"
 	[ -z "$TSC_KHZ" ] || need_number --tsc-khz "$TSC_KHZ"
+	[ -z "$ADD_DIR" ] || [ -d "$ADD_DIR" ] || die "--add $ADD_DIR: not a directory"
 	ARGS=("$@")
 }
 
@@ -108,7 +106,7 @@ need_number()
 }
 
 parse_args "$@"
-readonly VMM VM_DIR TIMEOUT FILES NESTED VM_CPUS VM_MEM KBUILD_OUT TSC_KHZ ARGS
+readonly VMM VM_DIR TIMEOUT SILENCE FILES ADD_DIR VM_CPUS VM_MEM KBUILD_OUT TSC_KHZ ARGS
 readonly VM_ROOT=$VM_DIR/root
 readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
 readonly CONSOLE_LOG=$VM_DIR/console.log
@@ -117,21 +115,9 @@ readonly STATUS_FILE=$VM_DIR/status
 readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
 readonly EXPORT_TAR=$VM_DIR/export.tar.gz
-readonly L2_ROOT=$VM_DIR/l2-root
-# With --nested-linux, the root of the nested guest's own Linux guest.
-readonly L3_ROOT=$VM_DIR/l3-root
-# What the nested guest runs its own guest with, under its /ktt.
-readonly L2_KTT_FILES="scripts/guest/vm-nested-trace.sh tools/record-host/record-host.sh scripts/lib/poll.sh"
-# What QEMU loads to boot a -kernel on the pc machine, from its firmware path.
-readonly QEMU_FIRMWARE="/usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin /usr/share/qemu/kvmvapic.bin"
 readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
 # Where the modules are, relative to /ktt, for guest-init.sh.
 readonly MODROOT=${KBUILD_OUT#"$TOP_DIR"/}/modroot
-# The innermost guest's program, which the nested guest's initramfs gets.
-readonly NESTED_PAYLOAD=$BUILD_DIR/selftests-install/kvm-tsc-trace/tsc_nested_payload
-# Where the initramfs of the VM and of the nested guest keep the poll
-# helper their /init and payloads source.
-readonly POLL_LIB=/lib/ktt/poll.sh
 # Kernel messages that fail a run whatever the payload said.
 readonly SPLAT_RE='WARNING: CPU:|BUG: |Oops|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|Marking TSC unstable'
 # Bochs: a Skylake-X with VMX (EPT, unrestricted guest, shadow VMCS, TSC
@@ -160,123 +146,12 @@ build_initramfs()
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	need_cmd trace-cmd trace-cmd
 	copy_with_libs trace-cmd "$VM_ROOT"
-	[ "$NESTED" = 0 ] || add_nested
 	add_poll_lib "$VM_ROOT"
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
 	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" "$MODROOT" $FILES
+	[ -z "$ADD_DIR" ] || cp -a "$ADD_DIR/." "$VM_ROOT/"
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
-}
-
-# The poll helper, where an /init and its payloads find it.
-add_poll_lib()
-{
-	mkdir -p "$1${POLL_LIB%/*}"
-	cp "$TOP_DIR/scripts/lib/poll.sh" "$1$POLL_LIB"
-}
-
-# Copy repository paths into ROOT's /ktt, where 9p would show them.
-add_ktt_files()
-{
-	local root=$1 path
-
-	shift
-	for path in "$@"; do
-		[ -e "$TOP_DIR/$path" ] || die "--files: $TOP_DIR/$path does not exist"
-		mkdir -p "$root/ktt/$(dirname "$path")"
-		cp -a "$TOP_DIR/$path" "$root/ktt/$path"
-	done
-}
-
-# A nested guest's root in ROOT: its /init, busybox and trace-cmd. glibc
-# loads libgcc_s with dlopen() for pthread_exit(), which ldd does not list:
-# without it, trace-cmd agent aborts when a recording ends ("libgcc_s.so.1
-# must be installed for pthread_exit to work").
-fill_nested_root()
-{
-	local root=$1 lib
-
-	rm -rf "$root"
-	mkdir -p "$root/bin"
-	cp /bin/busybox "$root/bin/busybox"
-	cp "$TOP_DIR/scripts/guest/nested-guest-init.sh" "$root/init"
-	copy_with_libs trace-cmd "$root"
-	add_poll_lib "$root"
-	# Where glibc looks for it: beside the libc trace-cmd runs with.
-	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1
-	[ -f "$lib" ] || die "$lib not found: install the Debian package libgcc-s1"
-	mkdir -p "$root${lib%/*}"
-	cp -L "$lib" "$root$lib"
-}
-
-# ROOT as a gzipped initramfs OUT.
-pack_root()
-{
-	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -9) >"$2"
-}
-
-# The nested guest's initramfs: its root, KVM, and with --nested-linux
-# what it runs a Linux guest of its own with.
-build_l2_initramfs()
-{
-	fill_nested_root "$L2_ROOT"
-	add_l2_kvm
-	[ "$NESTED" = 2 ] && add_l2_vmm
-	pack_root "$L2_ROOT" "$1"
-}
-
-# What the nested guest needs to be a KVM host itself, for the innermost
-# guest of vm-nested-trace.sh's mode nested: the test kernel's KVM modules
-# (the nested guest boots that kernel), and tsc_nested_payload, which
-# selftests/Makefile links statically like every program of the
-# collection, so that it needs no library; stripped, to keep the
-# initramfs small (the modules have no debug information to strip). A
-# payload not built is only noted: the other modes do without it, and the
-# nested guest's mode nested says it is missing.
-add_l2_kvm()
-{
-	mkdir -p "$L2_ROOT/lib"
-	cp -a "$KBUILD_OUT/modroot/lib/modules" "$L2_ROOT/lib/"
-	if [ -x "$NESTED_PAYLOAD" ]; then
-		mkdir -p "$L2_ROOT/usr/bin"
-		strip -o "$L2_ROOT/usr/bin/${NESTED_PAYLOAD##*/}" "$NESTED_PAYLOAD"
-	else
-		note "$NESTED_PAYLOAD not built ('make selftests'): the nested guest's mode nested will fail"
-	fi
-}
-
-# What vm-nested-trace.sh runs a nested guest with, in ROOT: QEMU, its
-# firmware and the kernel (the guest's initramfs is the caller's).
-add_vmm()
-{
-	local root=$1 fw
-
-	copy_with_libs qemu-system-x86_64 "$root"
-	for fw in $QEMU_FIRMWARE; do
-		[ -f "$fw" ] || die "$fw missing: install the Debian packages seabios and qemu-system-data"
-		mkdir -p "$root${fw%/*}"
-		cp -L "$fw" "$root$fw"
-	done
-	mkdir -p "$root/nested"
-	cp "$BZIMAGE" "$root/nested/bzImage"
-}
-
-# --nested-linux: the nested guest runs vm-nested-trace.sh in turn (its
-# mode linux-n), whose guest boots the same kernel with a nested guest's
-# root (no KVM: it runs no guest).
-add_l2_vmm()
-{
-	add_vmm "$L2_ROOT"
-	fill_nested_root "$L3_ROOT"
-	pack_root "$L3_ROOT" "$L2_ROOT/nested/l2-initramfs.cpio.gz"
-	# shellcheck disable=SC2086 # a list of paths
-	add_ktt_files "$L2_ROOT" $L2_KTT_FILES
-}
-
-add_nested()
-{
-	add_vmm "$VM_ROOT"
-	build_l2_initramfs "$VM_ROOT/nested/l2-initramfs.cpio.gz"
 }
 
 # Start QEMU in the background, in VM_PID.
@@ -364,6 +239,8 @@ start_bochs()
 # Run the VM to its end with the payload's output shown as it comes.
 run_vm()
 {
+	local rc=0
+
 	: >"$OUTPUT_LOG"
 	: >"$CONSOLE_LOG"
 	rm -f "$STATUS_FILE" "$EXPORT_TAR"
@@ -371,16 +248,27 @@ run_vm()
 	mkdir -p "$EXPORT_DIR"
 	"start_$VMM"
 	tail -n +1 -f --pid="$VM_PID" "$OUTPUT_LOG" &
-	if ! wait_vm; then
+	wait_vm || rc=$?
+	if [ "$rc" != 0 ]; then
 		kill "$VM_PID" 2>/dev/null || true
 		wait "$VM_PID" 2>/dev/null || true
 		VM_PID=
-		die "the VM did not finish within ${TIMEOUT}s and was killed; console log: $CONSOLE_LOG"
+		[ "$rc" = 1 ] && die "the VM did not finish within ${TIMEOUT}s and was killed; console log: $CONSOLE_LOG"
+		show_console_tail
+		die "the VM printed nothing for ${SILENCE}s and was stopped; console log: $CONSOLE_LOG"
 	fi
 	VM_PID=
 	wait
 	[ "$VMM" = bochs ] && unpack_export
 	return 0
+}
+
+# The console's last lines, where a stalled kernel or guest says what it
+# was doing.
+show_console_tail()
+{
+	echo "${0##*/}: the last lines of the VM's console:" >&2
+	tail -n 15 "$CONSOLE_LOG" | sed 's/^/    /' >&2
 }
 
 # What the payload left in the VM's /export, from the serial port.
@@ -391,16 +279,34 @@ unpack_export()
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }
 
-vm_exited()
+# 0 once the VM has stopped; 2 when neither its console nor the
+# payload's output has grown for SILENCE seconds, so that a guest that
+# stalls under TCG is stopped then, not at the timeout; 1 meanwhile.
+vm_done()
 {
-	! kill -0 "$VM_PID" 2>/dev/null
+	local printed
+
+	kill -0 "$VM_PID" 2>/dev/null || return 0
+	printed=$(stat -c %s "$CONSOLE_LOG" "$OUTPUT_LOG" | tr '\n' ' ')
+	if [ "$printed" != "$PRINTED" ]; then
+		PRINTED=$printed
+		PRINTED_AT=$SECONDS
+	elif [ $((SECONDS - PRINTED_AT)) -ge "$SILENCE" ]; then
+		return 2
+	fi
+	return 1
 }
 
-# Bounded wait: poll, since bash's wait has no timeout. Bochs exits 1 on
-# the guest's power-off: its status is the payload's, on the serial port.
+# Bounded wait: poll, since bash's wait has no timeout. 1 at the
+# timeout, 2 at a silence. Bochs exits 1 on the guest's power-off: its
+# status is the payload's, on the serial port.
 wait_vm()
 {
-	wait_until "$TIMEOUT" vm_exited || return 1
+	local rc=0
+
+	PRINTED='' PRINTED_AT=$SECONDS
+	wait_until "$TIMEOUT" vm_done || rc=$?
+	[ "$rc" = 0 ] || return "$rc"
 	wait "$VM_PID" || [ "$VMM" = bochs ] || note "$VMM exited with status $?, see $VMM_LOG"
 	return 0
 }

@@ -1,18 +1,11 @@
 #!/bin/sh
 # record-host.sh: record a KVM host's trace for a merged host/guest timeline (TSC, entry/exit and scheduling events, x86-tsc clock, own tracefs instance).
 #
-# usage: record-host.sh start FILE   start trace-cmd record in the background,
-#                                    writing FILE; returns once the events are
-#                                    being recorded and the snapshot below is
-#                                    in FILE
-#        record-host.sh stop         stop it (SIGINT), wait until FILE is
-#                                    written and check it
-#        record-host.sh clean        remove what a killed recording left:
-#                                    its tracefs instance and its state
-#        record-host.sh tsc-khz      print the host's TSC rate in kHz, as the
-#                                    snapshot gives it (KHZ below); fails
-#                                    where it is unknown
-#        record-host.sh --help       print this usage line
+# The commands and their options are in usage() below (record-host.sh
+# -h): start records in the background, stop ends the recording and checks
+# its file, clean removes what a killed recording left, tsc-khz prints the
+# host's TSC rate. The options are trace-cmd record's where it has the
+# concept (-o, -B, -b, --compression).
 #
 # A merge needs, for every vCPU, the thread that runs it and its VMM process
 # (task:task_newtask of the thread) and its TSC offset (the first
@@ -33,7 +26,7 @@
 #       tsc_scaling_ratio=RATIO tsc_scaling_ratio_frac_bits=BITS
 #   kvm-tsc-snapshot end vms=VMS vcpus=VCPUS
 #
-# KHZ: the host's TSC rate, from RECORD_TSC_KHZ or else the kernel log's
+# KHZ: the host's TSC rate, from -k (--tsc-khz) or else the kernel log's
 # last "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc:
 # Detected X.YYY MHz" (2100.000 MHz: 2100000); no tsc_khz line where
 # neither has it (give kvm-tsc-merge -k then). A vcpu line per debugfs
@@ -44,30 +37,25 @@
 # tsc-scaling-ratio-frac-bits. The end line always ends a snapshot, with 0
 # VMs too: VMS VM directories, VCPUS vcpu lines (a VM destroyed meanwhile
 # may have fewer vcpu lines than vCPUs). Where debugfs cannot be read,
-# start says so and FILE has no snapshot: then only VMs started after the
-# recording can be merged. A snapshot that cannot be written fails the
-# start like any other failure: the recording is stopped, nothing is left.
+# start says so and the output file has no snapshot: then only VMs started
+# after the recording can be merged. A snapshot that cannot be written
+# fails the start like any other failure: the recording is stopped,
+# nothing is left.
 #
 # The recording goes into a dedicated tracefs instance with the x86-tsc
 # clock, so it neither uses nor disturbs the top-level buffer; the instance
 # is removed whenever the recording ends or fails to start. A recording
 # killed with SIGKILL (trace-cmd, or the machine's OOM killer) leaves the
-# instance and a half-written FILE: the next start says what it found and
-# stops, and clean removes it; stop says so too and cleans up. Events the
-# running kernel does not have (the series in patches/ adds
-# kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are left out with a
-# note. Needs root, trace-cmd, a loaded kvm module and the project's
-# poll.sh (see POLL_LIB below); POSIX sh, so it also runs under busybox.
-#
-# Environment: RECORD_INSTANCE (tracefs instance name, default
-# kvm-tsc-record), RECORD_STATE (directory for the pid, the output name and
-# trace-cmd's log, default /tmp/kvm-tsc-record), RECORD_TIMEOUT (seconds to
-# wait for the start or the stop, default 60), RECORD_BUFFER_KB (per-CPU
-# buffer size, default trace-cmd's), RECORD_COMPRESSION (trace-cmd's
-# --compression, default none, because trace-cmd 3.1.6 cannot always read
-# back its zstd-compressed files),
-# RECORD_TSC_KHZ (the host's TSC rate in kHz for the snapshot's tsc_khz,
-# default the kernel log's, as above).
+# instance and a half-written output file: the next start says what it
+# found and stops, and clean removes it; stop says so too and cleans up.
+# The state directory (-d) ties the commands of one recording together:
+# start keeps there the recorder's pid, the output file's name, the
+# instance's name and trace-cmd's log; stop and clean given the same -d
+# find them there. Events the running kernel does not have (the series in
+# patches/ adds kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are
+# left out with a note. Needs root, trace-cmd, a loaded kvm module and the
+# project's poll.sh (see POLL_LIB below); POSIX sh, so it also runs under
+# busybox.
 
 # 'local' is not POSIX, but busybox ash, dash and bash all have it.
 # shellcheck disable=SC3043
@@ -84,19 +72,25 @@ POLL_LIB=$(dirname "$0")/poll.sh
 # shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh
 . "$POLL_LIB"
 
-readonly INSTANCE="${RECORD_INSTANCE:-kvm-tsc-record}"
-readonly STATE="${RECORD_STATE:-/tmp/kvm-tsc-record}"
-readonly TIMEOUT="${RECORD_TIMEOUT:-60}"
-readonly BUFFER_KB="${RECORD_BUFFER_KB:-}"
-readonly COMPRESSION="${RECORD_COMPRESSION:-none}"
-readonly TSC_KHZ="${RECORD_TSC_KHZ:-}"
 readonly REQUIRED_EVENTS="kvm:kvm_write_tsc_offset kvm:kvm_entry kvm:kvm_exit sched:sched_switch task:task_newtask"
 readonly OPTIONAL_EVENTS="kvm:kvm_write_tsc_multiplier kvm:kvm_nested_tsc_offset"
 # trace.dat files start with these bytes: 0x17 0x08 0x44 "tracing".
 readonly DAT_MAGIC=tracing
 
+readonly DEFAULT_INSTANCE=kvm-tsc-record DEFAULT_STATE_DIR=/tmp/kvm-tsc-record DEFAULT_TIMEOUT=60
+
 PROG=${0##*/}
 TRACEFS=
+# The options, each named as its long option (usage()), with their
+# defaults; parse_options() sets them. stop and clean take INSTANCE from
+# the state directory.
+OUTPUT=trace.dat
+INSTANCE=$DEFAULT_INSTANCE
+BUFFER_KB=
+TSC_KHZ=
+STATE_DIR=$DEFAULT_STATE_DIR
+TIMEOUT=$DEFAULT_TIMEOUT
+COMPRESSION=none
 
 die()
 {
@@ -144,7 +138,7 @@ recorder_pid()
 {
 	local pid
 
-	pid=$(cat "$STATE/pid" 2>/dev/null) || return 1
+	pid=$(cat "$STATE_DIR/pid" 2>/dev/null) || return 1
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
 
@@ -196,7 +190,7 @@ kill_recorder()
 {
 	local pid
 
-	pid=$(cat "$STATE/pid" 2>/dev/null) || return 0
+	pid=$(cat "$STATE_DIR/pid" 2>/dev/null) || return 0
 	[ -n "$pid" ] || return 0
 	# "--" for dash and bash, busybox wants none; a group already gone
 	# (a killed recording) is no error.
@@ -204,27 +198,31 @@ kill_recorder()
 	sleep 1
 }
 
+# The state of a recording that has ended: its pid, output and instance
+# (trace-cmd's log stays).
+forget_recording()
+{
+	rm -f "$STATE_DIR/pid" "$STATE_DIR/output" "$STATE_DIR/instance"
+}
+
 # Kill a recording that did not start and leave nothing behind: no
 # instance, no state, no half-written file (start removed what was there).
 abort_start()
 {
-	local file
+	local output
 
 	kill_recorder
 	remove_instance || true
-	file=$(cat "$STATE/file" 2>/dev/null) && rm -f "$file"
-	rm -f "$STATE/pid" "$STATE/file"
+	output=$(cat "$STATE_DIR/output" 2>/dev/null) && rm -f "$output"
+	forget_recording
 }
 
-# The host's TSC rate in kHz: RECORD_TSC_KHZ, or the kernel log's last
+# The host's TSC rate in kHz: TSC_KHZ (-k), or the kernel log's last
 # "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc: Detected
 # X.YYY MHz ..." as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
 host_tsc_khz()
 {
 	if [ -n "$TSC_KHZ" ]; then
-		case $TSC_KHZ in
-		*[!0-9]* | 0*) die "RECORD_TSC_KHZ=$TSC_KHZ is not a TSC rate in kHz (digits, like 2100000)" ;;
-		esac
 		echo "$TSC_KHZ"
 		return 0
 	fi
@@ -352,54 +350,80 @@ write_snapshot()
 	note "wrote the kvm-tsc-snapshot: $vcpus vCPUs of $vms VMs"
 }
 
-# What a killed recording left: its state (pid, file) and its instance,
-# one line each; nothing when there is none. Only for no live recorder.
+# One line of leftovers(): the tracefs instance NAME, if it is there.
+instance_left()
+{
+	[ -d "$TRACEFS/instances/$1" ] &&
+		echo "the tracefs instance $TRACEFS/instances/$1 is still there"
+	return 0
+}
+
+# The instance that the state directory names: the one start was given,
+# else the default.
+state_instance()
+{
+	local instance
+
+	instance=$(cat "$STATE_DIR/instance" 2>/dev/null) || instance=
+	echo "${instance:-$DEFAULT_INSTANCE}"
+}
+
+# What a killed recording left: its state (pid, output) and its instance,
+# and INSTANCE where that is another, one line each; nothing when there is
+# none. Only for no live recorder.
 leftovers()
 {
-	local pid file
+	local pid output instance
 
-	pid=$(cat "$STATE/pid" 2>/dev/null) &&
-		echo "$STATE/pid names trace-cmd record pid $pid, which is gone"
-	file=$(cat "$STATE/file" 2>/dev/null) &&
-		echo "$file was being written and is incomplete"
-	[ -d "$TRACEFS/instances/$INSTANCE" ] &&
-		echo "the tracefs instance $TRACEFS/instances/$INSTANCE is still there"
-	return 0
+	pid=$(cat "$STATE_DIR/pid" 2>/dev/null) &&
+		echo "$STATE_DIR/pid names trace-cmd record pid $pid, which is gone"
+	output=$(cat "$STATE_DIR/output" 2>/dev/null) &&
+		echo "$output was being written and is incomplete"
+	instance=$(state_instance)
+	instance_left "$instance"
+	[ "$instance" = "$INSTANCE" ] || instance_left "$INSTANCE"
+}
+
+# For a message that names the next command to run: the -d it needs.
+state_dir_hint()
+{
+	[ "$STATE_DIR" = "$DEFAULT_STATE_DIR" ] || echo " (give it -d $STATE_DIR)"
 }
 
 start()
 {
-	local file="$1" events khz kvm pid found rc=0
+	local output="$OUTPUT" events khz kvm pid found rc=0
 
 	command -v trace-cmd >/dev/null 2>&1 || die "trace-cmd not found (Debian package trace-cmd)"
 	find_tracefs
-	pid=$(recorder_pid) && die "a recording is already running (pid $pid, $STATE/pid): run '$PROG stop'"
+	pid=$(recorder_pid) && die "a recording is already running (pid $pid, $STATE_DIR/pid): run '$PROG stop'$(state_dir_hint)"
 	found=$(leftovers)
 	if [ -n "$found" ]; then
 		echo "$found" | sed "s/^/$PROG: /" >&2
-		die "an earlier recording was killed or another one uses the instance; '$PROG clean' removes what it left"
+		die "an earlier recording was killed or another one uses the instance; '$PROG clean' removes what it left$(state_dir_hint)"
 	fi
 	events=$(event_args)
 	khz=$(host_tsc_khz) || exit 1
 	kvm=$(kvm_debugfs) || kvm=
-	mkdir -p "$STATE"
-	case $file in /*) ;; *) file=$(pwd)/$file ;; esac
-	rm -f "$file" "$STATE/pid"
-	echo "$file" >"$STATE/file"
+	mkdir -p "$STATE_DIR"
+	case $output in /*) ;; *) output=$(pwd)/$output ;; esac
+	rm -f "$output" "$STATE_DIR/pid"
+	echo "$output" >"$STATE_DIR/output"
+	echo "$INSTANCE" >"$STATE_DIR/instance"
 	trap 'abort_start' EXIT
 	# setsid: a Ctrl-C meant for the workload must not end the recording.
-	# From STATE: trace-cmd writes its per-CPU files for an instance in the
-	# current directory, which may be read-only (the test VM's /ktt).
+	# From STATE_DIR: trace-cmd writes its per-CPU files for an instance
+	# in the current directory, which may be read-only (the test VM's /ktt).
 	# shellcheck disable=SC2086
-	(cd "$STATE" && exec setsid trace-cmd record --compression "$COMPRESSION" -o "$file" \
-		-B "$INSTANCE" -C x86-tsc ${BUFFER_KB:+-b "$BUFFER_KB"} $events) </dev/null >"$STATE/log" 2>&1 &
-	echo $! >"$STATE/pid"
+	(cd "$STATE_DIR" && exec setsid trace-cmd record --compression "$COMPRESSION" -o "$output" \
+		-B "$INSTANCE" -C x86-tsc ${BUFFER_KB:+-b "$BUFFER_KB"} $events) </dev/null >"$STATE_DIR/log" 2>&1 &
+	echo $! >"$STATE_DIR/pid"
 	wait_until "$TIMEOUT" recording_started_or_gone || rc=$?
 	if [ "$rc" = 2 ]; then
-		sed 's/^/  /' "$STATE/log" >&2
-		die "trace-cmd record exited before recording started (log above, $STATE/log)"
+		sed 's/^/  /' "$STATE_DIR/log" >&2
+		die "trace-cmd record exited before recording started (log above, $STATE_DIR/log)"
 	fi
-	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE/log"
+	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE_DIR/log"
 	# The events are on: a TSC write from here on is recorded, whatever
 	# the snapshot reads.
 	if [ -n "$kvm" ]; then
@@ -407,50 +431,50 @@ start()
 			die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
 	fi
 	trap - EXIT
-	note "recording into $file (instance $INSTANCE, clock x86-tsc,$(echo "$events" | sed 's/ -e / /g'))"
+	note "recording into $output (instance $INSTANCE, clock x86-tsc,$(echo "$events" | sed 's/ -e / /g'))"
 	[ -n "$kvm" ] ||
-		note "warning: KVM's per-vCPU TSC state cannot be read (above): $file has no kvm-tsc-snapshot, so VMs already running cannot be merged from it"
+		note "warning: KVM's per-vCPU TSC state cannot be read (above): $output has no kvm-tsc-snapshot, so VMs already running cannot be merged from it"
 	[ -z "$kvm" ] || [ -n "$khz" ] ||
-		note "the host's TSC rate is unknown (not in dmesg, RECORD_TSC_KHZ unset): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
+		note "the host's TSC rate is unknown (not in dmesg, no -k): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
 }
 
-# The file trace-cmd wrote must be a complete trace.dat.
-check_file()
+# The output file trace-cmd wrote must be a complete trace.dat.
+check_output()
 {
-	local file="$1"
+	local output="$1"
 
-	[ -s "$file" ] || die "$file was not written; trace-cmd's log: $STATE/log"
-	[ "$(dd if="$file" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
-		die "$file is not a trace.dat file; trace-cmd's log: $STATE/log"
-	trace-cmd report -i "$file" --stat >/dev/null 2>&1 ||
-		die "trace-cmd cannot read $file back; trace-cmd's log: $STATE/log"
+	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
+	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
+		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
+	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
+		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
 }
 
 stop()
 {
-	local pid file lost
+	local pid output lost
 
 	find_tracefs
-	file=$(cat "$STATE/file" 2>/dev/null) || die "no recording to stop ($STATE/file missing)"
+	output=$(cat "$STATE_DIR/output" 2>/dev/null) || die "no recording to stop ($STATE_DIR/output missing)"
 	trap 'remove_instance' EXIT
 	if pid=$(recorder_pid); then
 		lost=$(lost_events)
 		kill -INT "$pid"
 		if ! wait_until "$TIMEOUT" pid_gone "$pid"; then
 			kill_recorder
-			die "trace-cmd record (pid $pid) did not finish within ${TIMEOUT}s of SIGINT and was killed; $file is incomplete"
+			die "trace-cmd record (pid $pid) did not finish within ${TIMEOUT}s of SIGINT and was killed; $output is incomplete"
 		fi
 	else
-		note "trace-cmd record was no longer running; log: $STATE/log"
+		note "trace-cmd record was no longer running; log: $STATE_DIR/log"
 		kill_recorder
 	fi
-	rm -f "$STATE/pid" "$STATE/file"
+	forget_recording
 	remove_instance
-	check_file "$file"
+	check_output "$output"
 	# Lost events break a merge: say so.
 	[ "${lost:-0}" = 0 ] ||
-		note "warning: the ring buffer lost $lost events (overruns and drops of all CPUs): set RECORD_BUFFER_KB higher"
-	note "wrote $file ($(wc -c <"$file") bytes)"
+		note "warning: the ring buffer lost $lost events (overruns and drops of all CPUs): give start a larger -b"
+	note "wrote $output ($(wc -c <"$output") bytes)"
 }
 
 # Remove what a killed recording left; never a live recording's.
@@ -465,36 +489,162 @@ clean()
 	echo "$found" | sed "s/^/$PROG: removing: /" >&2
 	kill_recorder
 	remove_instance
-	rm -f "$STATE/pid" "$STATE/file"
+	forget_recording
 }
 
-# The rate, or a failure where neither RECORD_TSC_KHZ nor the log has it.
+# The rate, or a failure where neither -k nor the log has it.
 print_tsc_khz()
 {
 	local khz
 
 	khz=$(host_tsc_khz)
-	[ -n "$khz" ] || die "the kernel log has no TSC rate and RECORD_TSC_KHZ is unset"
+	[ -n "$khz" ] || die "the kernel log has no TSC rate: give it with -k"
 	echo "$khz"
 }
 
 usage()
 {
-	echo "usage: $PROG start FILE | $PROG stop | $PROG clean | $PROG tsc-khz"
+	local pad
+
+	pad=$(echo "$PROG start" | sed 's/./ /g')
+	cat <<-EOF
+		usage: $PROG start [-o FILE] [-B INSTANCE] [-b KB] [-k KHZ] [-d DIR]
+		       $pad [-t SECONDS] [--compression ALGO]
+		       $PROG stop [-d DIR] [-t SECONDS]
+		       $PROG clean [-d DIR]
+		       $PROG tsc-khz [-k KHZ]
+		       $PROG -h
+
+		Record a KVM host's trace for kvm-tsc-merge with trace-cmd, in a tracefs
+		instance of its own with the x86-tsc clock: KVM's TSC events, kvm_entry,
+		kvm_exit, sched_switch and task_newtask, and a snapshot of KVM's per-vCPU
+		TSC state for the VMs already running. All but tsc-khz and -h need root.
+
+		  start    start trace-cmd record in the background; returns once the
+		           events are being recorded and the snapshot is in the file
+		  stop     stop the recording (SIGINT), wait until its file is written
+		           and check it
+		  clean    remove what a killed recording left: its tracefs instance
+		           and its state
+		  tsc-khz  print the host's TSC rate in kHz, as the snapshot gives it;
+		           fails where it is unknown
+
+		  -o, --output FILE        the trace.dat file to write (default trace.dat)
+		  -B, --instance INSTANCE  the tracefs instance to record in (default
+		                           $DEFAULT_INSTANCE); stop and clean take start's
+		  -b, --buffer-kb KB       the instance's ring buffer per CPU, in kB
+		                           (default trace-cmd's)
+		  -k, --tsc-khz KHZ        the host's TSC rate in kHz (default the kernel
+		                           log's)
+		  -d, --state-dir DIR      where start keeps trace-cmd's pid and log, the
+		                           file's and the instance's names (default
+		                           $DEFAULT_STATE_DIR); give stop and clean the same
+		  -t, --timeout SECONDS    how long start waits for the recording to begin,
+		                           stop for trace-cmd to end (default $DEFAULT_TIMEOUT)
+		      --compression ALGO   trace-cmd record's --compression (default none:
+		                           trace-cmd 3.1.6 cannot always read its zstd files
+		                           back)
+		  -h, --help               this text
+	EOF
+}
+
+# A wrong command line: the message, the usage, exit status 2.
+usage_error()
+{
+	echo "$PROG: error: $*" >&2
+	usage >&2
+	exit 2
+}
+
+# VALUE, the value of option NAME, must be a positive whole number, like
+# EXAMPLE.
+whole_number()
+{
+	case $2 in
+	'' | *[!0-9]* | 0*) usage_error "$1 '$2': not a positive whole number (like $3)" ;;
+	esac
+}
+
+# An operand after COMMAND, which takes none.
+operand_error()
+{
+	[ "$1" != start ] || usage_error "start takes no operand '$2': give the output file with -o"
+	usage_error "$1 takes no operand '$2'"
+}
+
+# The options after COMMAND (usage()) into the variables named like them:
+# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the
+# usage; an option COMMAND does not take, a bad value or an operand is a
+# usage error.
+parse_options()
+{
+	local command="$1" arg name value given var
+
+	shift
+	while [ $# -gt 0 ]; do
+		arg=$1
+		shift
+		case $arg in
+		-h | --help) usage; exit 0 ;;
+		--) [ $# = 0 ] || operand_error "$command" "$1"; return 0 ;;
+		--*=*) name=${arg%%=*} value=${arg#*=} given=1 ;;
+		--?* | -?) name=$arg value='' given='' ;;
+		-?*) name=${arg%"${arg#-?}"} value=${arg#-?} given=1 ;;
+		*) operand_error "$command" "$arg" ;;
+		esac
+		case "$command $name" in
+		"start -o" | "start --output") var=OUTPUT ;;
+		"start -B" | "start --instance") var=INSTANCE ;;
+		"start -b" | "start --buffer-kb") var=BUFFER_KB ;;
+		"start -k" | "start --tsc-khz" | "tsc-khz -k" | "tsc-khz --tsc-khz") var=TSC_KHZ ;;
+		"start -d" | "start --state-dir" | "stop -d" | "stop --state-dir" | \
+			"clean -d" | "clean --state-dir") var=STATE_DIR ;;
+		"start -t" | "start --timeout" | "stop -t" | "stop --timeout") var=TIMEOUT ;;
+		"start --compression") var=COMPRESSION ;;
+		*) usage_error "unknown option $name: $command has no such option" ;;
+		esac
+		if [ -z "$given" ]; then
+			[ $# -gt 0 ] || usage_error "option $name needs a value"
+			value=$1
+			shift
+		fi
+		case $var in
+		BUFFER_KB) whole_number "$name" "$value" '20480 kB' ;;
+		TIMEOUT) whole_number "$name" "$value" '60 seconds' ;;
+		TSC_KHZ) whole_number "$name" "$value" '2100000 kHz' ;;
+		INSTANCE)
+			case $value in
+			'' | */* | . | ..) usage_error "$name '$value': not a tracefs instance name" ;;
+			esac
+			;;
+		*) [ -n "$value" ] || usage_error "option $name needs a value" ;;
+		esac
+		eval "$var=\$value"
+	done
 }
 
 main()
 {
-	case ${1:-} in
-	tsc-khz) [ $# = 1 ] || die "usage: $PROG tsc-khz"; print_tsc_khz; return ;;
-	-h | --help) usage; return ;;
+	local command="${1:-}"
+
+	case $command in
+	-h | --help) usage; return 0 ;;
+	start | stop | clean | tsc-khz) shift ;;
+	'') usage_error "no command" ;;
+	-*) usage_error "unknown option $command" ;;
+	*) usage_error "unknown command $command" ;;
 	esac
-	[ "$(id -u)" = 0 ] || die "needs root (tracefs)"
-	case ${1:-} in
-	start) [ $# = 2 ] || die "usage: $PROG start FILE"; start "$2" ;;
-	stop) [ $# = 1 ] || die "usage: $PROG stop"; stop ;;
-	clean) [ $# = 1 ] || die "usage: $PROG clean"; clean ;;
-	*) die "$(usage)" ;;
+	parse_options "$command" "$@"
+	case $STATE_DIR in /*) ;; *) STATE_DIR=$(pwd)/$STATE_DIR ;; esac
+	# A recording's instance is the one its start was given.
+	case $command in stop | clean) INSTANCE=$(state_instance) ;; esac
+	readonly OUTPUT INSTANCE BUFFER_KB TSC_KHZ STATE_DIR TIMEOUT COMPRESSION
+	[ "$command" = tsc-khz ] || [ "$(id -u)" = 0 ] || die "needs root (tracefs)"
+	case $command in
+	start) start ;;
+	stop) stop ;;
+	clean) clean ;;
+	tsc-khz) print_tsc_khz ;;
 	esac
 }
 

@@ -1,19 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# record_host_test.sh: tools/record-host/record-host.sh after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
+# record_host_test.sh: tools/record-host/record-host.sh's command line (-h, a wrong option), the script after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
 #
-# Runs record-host.sh (installed next to this test) with an instance and a
-# state directory of its own, ktt-record-PID. A run of this test that was
-# itself killed leaves such an instance: it is removed at the next start,
-# when the PID in its name is gone. Needs root, tracefs, trace-cmd and the
-# kvm events (a vendor module loaded). The snapshot's tests also need
-# debugfs (mounted on /sys/kernel/debug if it is not); the one with a VM
-# needs /dev/kvm and tsc_writer (installed next to this test; TSC_WRITER
-# overrides where), whose VM of two vCPUs exists before start and is held
-# still (tsc_writer stopped with SIGSTOP), so that no TSC write comes
-# between the offsets this test reads in debugfs and the snapshot. On the
-# project's test kernels (KTT_TEST_KERNEL=1) what they need is there: its
-# absence is a failure, not a skip.
+# Runs record-host.sh (installed next to this test) with an instance of its
+# own, ktt-record-PID (-B), and a state directory of its own (-d). A run of
+# this test that was itself killed leaves such an instance: it is removed
+# at the next start, when the PID in its name is gone. Needs root,
+# tracefs, trace-cmd and the kvm events (a vendor module loaded). The
+# snapshot's tests also need debugfs (mounted on /sys/kernel/debug if it
+# is not); the one with a VM needs /dev/kvm and tsc_writer (installed next
+# to this test; TSC_WRITER overrides where), whose VM of two vCPUs exists
+# before start and is held still (tsc_writer stopped with SIGSTOP), so
+# that no TSC write comes between the offsets this test reads in debugfs
+# and the snapshot. On the project's test kernels (KTT_TEST_KERNEL=1) what
+# they need is there: its absence is a failure, not a skip.
 
 # 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
 # dash and bash all have it.
@@ -34,20 +34,34 @@ readonly TRACEFS=/sys/kernel/tracing
 readonly DEBUGFS=/sys/kernel/debug
 readonly KVM_DEBUGFS=$DEBUGFS/kvm
 readonly PREFIX=ktt-record-
-export RECORD_INSTANCE=$PREFIX$$
-export RECORD_TIMEOUT=30
-RECORD_STATE=
+readonly INSTANCE=$PREFIX$$
+readonly TIMEOUT=30
+STATE_DIR=
 WORK=
 WRITER_PID=
 WRITER_EXIT=
 VM_DIR=
 SKIP_REASON=
 
+# record-host.sh COMMAND [OPTION...] with this test's instance, state
+# directory and timeout, where COMMAND takes them.
+record_host()
+{
+	local command="$1"
+
+	shift
+	case $command in
+	start) "$RECORD" start -B "$INSTANCE" -d "$STATE_DIR" -t "$TIMEOUT" "$@" ;;
+	stop) "$RECORD" stop -d "$STATE_DIR" -t "$TIMEOUT" "$@" ;;
+	clean) "$RECORD" clean -d "$STATE_DIR" "$@" ;;
+	esac
+}
+
 kill_recording()
 {
 	local pid
 
-	pid=$(cat "$RECORD_STATE/pid" 2>/dev/null) || return 0
+	pid=$(cat "$STATE_DIR/pid" 2>/dev/null) || return 0
 	kill -s KILL -- "-$pid" 2>/dev/null || kill -s KILL "-$pid" 2>/dev/null
 	sleep 1
 }
@@ -56,14 +70,14 @@ kill_recording()
 reset()
 {
 	kill_recording
-	rmdir "$TRACEFS/instances/$RECORD_INSTANCE" 2>/dev/null
-	rm -f "$RECORD_STATE/pid" "$RECORD_STATE/file"
+	rmdir "$TRACEFS/instances/$INSTANCE" 2>/dev/null
+	rm -f "$STATE_DIR/pid" "$STATE_DIR/output" "$STATE_DIR/instance"
 }
 
 cleanup()
 {
 	stop_writer
-	[ -n "$RECORD_STATE" ] && reset
+	[ -n "$STATE_DIR" ] && reset
 	[ -n "$WORK" ] && rm -rf "$WORK"
 	return 0
 }
@@ -97,17 +111,18 @@ require()
 
 instance_exists()
 {
-	[ -d "$TRACEFS/instances/$RECORD_INSTANCE" ]
+	[ -d "$TRACEFS/instances/$INSTANCE" ]
 }
 
-# Nothing left: no instance, no pid or file in the state directory.
+# Nothing left: no instance, no pid, output or instance name in the state
+# directory.
 nothing_left()
 {
 	local left='' name
 
 	instance_exists && left=" the instance"
-	for name in file pid; do
-		if [ -e "$RECORD_STATE/$name" ] || [ -L "$RECORD_STATE/$name" ]; then
+	for name in output pid instance; do
+		if [ -e "$STATE_DIR/$name" ] || [ -L "$STATE_DIR/$name" ]; then
 			left="$left $name"
 		fi
 	done
@@ -119,27 +134,90 @@ nothing_left()
 # A recording killed with SIGKILL: trace-cmd and its readers, at once.
 start_and_kill()
 {
-	"$RECORD" start "$WORK/$1.dat" 2>"$WORK/$1.start" || { sed 's/^/# /' "$WORK/$1.start"; return 1; }
+	record_host start -o "$WORK/$1.dat" 2>"$WORK/$1.start" || { sed 's/^/# /' "$WORK/$1.start"; return 1; }
 	kill_recording
 	instance_exists || { echo "# the killed recording left no instance: nothing to check"; return 1; }
+}
+
+# The usage: every command with its options, on stdout.
+usage_complete()
+{
+	grep -q "^usage: record-host.sh start \[-o FILE\] \[-B INSTANCE\] \[-b KB\] \[-k KHZ\] \[-d DIR\]" "$1" &&
+		grep -q "\[-t SECONDS\] \[--compression ALGO\]" "$1" &&
+		grep -q "record-host.sh stop \[-d DIR\] \[-t SECONDS\]$" "$1" &&
+		grep -q "record-host.sh clean \[-d DIR\]$" "$1" &&
+		grep -q "record-host.sh tsc-khz \[-k KHZ\]$" "$1" &&
+		grep -q "^  -h, --help " "$1"
+}
+
+test_help()
+{
+	local args
+
+	for args in -h --help "start -h" "stop --help" "clean -h" "tsc-khz -h"; do
+		# shellcheck disable=SC2086 # the words of args
+		"$RECORD" $args >"$WORK/help.out" 2>"$WORK/help.err" ||
+			{ echo "# record-host.sh $args: exit status $?"; return 1; }
+		[ ! -s "$WORK/help.err" ] || { echo "# record-host.sh $args wrote to stderr:"; sed 's/^/#   /' "$WORK/help.err"; return 1; }
+		usage_complete "$WORK/help.out" ||
+			{ echo "# record-host.sh $args: not the whole usage:"; sed 's/^/#   /' "$WORK/help.out"; return 1; }
+	done
+}
+
+# record-host.sh ARG... fails with status 2, an error naming WHAT and the
+# usage on stderr, nothing on stdout.
+usage_error_for()
+{
+	local what="$1" rc=0
+
+	shift
+	"$RECORD" "$@" >"$WORK/usage.out" 2>"$WORK/usage.err" || rc=$?
+	sed 's/^/# /' "$WORK/usage.err" | head -n 1
+	[ "$rc" = 2 ] || { echo "# record-host.sh $*: exit status $rc, not 2"; return 1; }
+	[ ! -s "$WORK/usage.out" ] || { echo "# record-host.sh $*: wrote to stdout"; return 1; }
+	head -n 1 "$WORK/usage.err" | grep -q "^record-host.sh: error: .*$what" ||
+		{ echo "# record-host.sh $*: the error does not name $what"; return 1; }
+	usage_complete "$WORK/usage.err" || { echo "# record-host.sh $*: no usage on stderr"; return 1; }
+}
+
+# Each fails before it does anything: no instance, no state.
+test_unknown_option()
+{
+	usage_error_for "unknown option --no-such-option" start --no-such-option -o "$WORK/x.dat" &&
+		usage_error_for "unknown option -x" -x &&
+		usage_error_for "unknown option -o: stop" stop -d "$STATE_DIR" -o "$WORK/x.dat" &&
+		usage_error_for "unknown option -B: clean" clean -B "$INSTANCE" &&
+		usage_error_for "unknown command no-such-command" no-such-command &&
+		nothing_left && [ ! -e "$WORK/x.dat" ]
+}
+
+test_bad_value()
+{
+	usage_error_for "-k 'fast'" tsc-khz -k fast &&
+		usage_error_for "--buffer-kb '0'" start --buffer-kb=0 &&
+		usage_error_for "-t '1.5'" stop -t 1.5 &&
+		usage_error_for "-B 'a/b'" start -B a/b &&
+		usage_error_for "option -o needs a value" start -o &&
+		usage_error_for "start takes no operand '$WORK/x.dat'" start "$WORK/x.dat" &&
+		nothing_left && [ ! -e "$WORK/x.dat" ]
 }
 
 test_start_after_kill()
 {
 	reset
 	start_and_kill killed || return 1
-	"$RECORD" start "$WORK/next.dat" 2>"$WORK/next.err" && { echo "# start went ahead"; return 1; }
+	record_host start -o "$WORK/next.dat" 2>"$WORK/next.err" && { echo "# start went ahead"; return 1; }
 	sed 's/^/# /' "$WORK/next.err"
 	grep -q "names trace-cmd record pid [0-9]*, which is gone" "$WORK/next.err" &&
 		grep -q "$WORK/killed.dat was being written and is incomplete" "$WORK/next.err" &&
-		grep -q "instances/$RECORD_INSTANCE is still there" "$WORK/next.err" &&
+		grep -q "instances/$INSTANCE is still there" "$WORK/next.err" &&
 		grep -q "'record-host.sh clean' removes" "$WORK/next.err" &&
 		instance_exists
 }
 
 test_clean()
 {
-	"$RECORD" clean 2>"$WORK/clean.err" || { sed 's/^/# /' "$WORK/clean.err"; return 1; }
+	record_host clean 2>"$WORK/clean.err" || { sed 's/^/# /' "$WORK/clean.err"; return 1; }
 	sed 's/^/# /' "$WORK/clean.err"
 	grep -q "removing: the tracefs instance" "$WORK/clean.err" && nothing_left
 }
@@ -147,8 +225,8 @@ test_clean()
 test_start_stop_after_clean()
 {
 	reset
-	if ! { "$RECORD" start "$WORK/clean.dat" 2>"$WORK/clean.start" &&
-		"$RECORD" stop 2>"$WORK/clean.stop" && ! instance_exists && [ -s "$WORK/clean.dat" ]; }; then
+	if ! { record_host start -o "$WORK/clean.dat" 2>"$WORK/clean.start" &&
+		record_host stop 2>"$WORK/clean.stop" && ! instance_exists && [ -s "$WORK/clean.dat" ]; }; then
 		sed 's/^/# /' "$WORK/clean.start" "$WORK/clean.stop" 2>/dev/null
 		return 1
 	fi
@@ -158,7 +236,7 @@ test_stop_after_kill()
 {
 	reset
 	start_and_kill stopped || return 1
-	"$RECORD" stop 2>"$WORK/stop.err"
+	record_host stop 2>"$WORK/stop.err"
 	sed 's/^/# /' "$WORK/stop.err"
 	grep -q "was no longer running" "$WORK/stop.err" && nothing_left
 }
@@ -286,8 +364,8 @@ record_snapshot()
 	local name="$1"
 
 	reset
-	if ! "$RECORD" start "$WORK/$name.dat" 2>"$WORK/$name.start" ||
-		! "$RECORD" stop 2>"$WORK/$name.stop"; then
+	if ! record_host start -o "$WORK/$name.dat" 2>"$WORK/$name.start" ||
+		! record_host stop 2>"$WORK/$name.stop"; then
 		sed 's/^/# /' "$WORK/$name.start" "$WORK/$name.stop" 2>/dev/null
 		return 1
 	fi
@@ -372,9 +450,12 @@ main()
 	trap 'exit 1' INT TERM
 	remove_stale_instances
 	WORK=$(mktemp -d)
-	RECORD_STATE=$WORK/state
-	export RECORD_STATE
-	ktap_set_plan 6
+	STATE_DIR=$WORK/state
+	ktap_set_plan 9
+	ktap_test_result "-h and --help print the whole usage and exit 0, for every command" test_help
+	ktap_test_result "an unknown option fails with status 2, naming it, the usage on stderr" \
+		test_unknown_option
+	ktap_test_result "a bad value or an operand fails with status 2, naming it" test_bad_value
 	ktap_test_result "after a killed recording, start names what it left, refuses, and keeps it" \
 		test_start_after_kill
 	ktap_test_result "clean says what it removes and removes the instance and the state" test_clean
