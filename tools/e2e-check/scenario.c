@@ -50,6 +50,7 @@ static const struct key keys[] = {
 	NUMBER(l1_tsc_jump, 1ull << 62),
 	WORD(l2_recorder, "none payload self"),
 	NUMBER(l2_vcpus, MAX_VCPUS),
+	NUMBER(l2_mem_mb, 65536),
 	NUMBER(l2_markers, 1000000),
 	NUMBER(l2_tsc_jump, 1ull << 62),
 	NUMBER(l2_tsc_khz, UINT32_MAX),

@@ -28,6 +28,7 @@ struct scenario {
 	uint64_t l1_tsc_jump;
 	char l2_recorder[SCENARIO_WORD];
 	uint64_t l2_vcpus;
+	uint64_t l2_mem_mb;
 	uint64_t l2_markers;
 	uint64_t l2_tsc_jump;
 	uint64_t l2_tsc_khz;
