@@ -3,13 +3,13 @@
 #
 # usage: e2e-test.sh [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... SCENARIO...
 #
-# Fills DIR/root with guest-root.sh and boots the test VM (L0, one CPU:
+# Fills DIR-root with guest-root.sh and boots the test VM (L0, one CPU:
 # the user guide says why) under --vmm (default qemu) in --dir (default
 # build/vmtest-e2e), where scripts/e2e/record-pair.sh records every
 # SCENARIO (scripts/e2e/scenarios/MODE.scenario) into DIR/export/MODE.
 # --set changes a key in every scenario (the Bochs run gives L1 a TSC rate
 # of its own through TSC scaling: --set l1_tsc_khz=1750000); the changed
-# copies, in DIR/root/e2e/scenarios, are what every level and e2e-check
+# copies, in DIR-root/e2e/scenarios, are what every level and e2e-check
 # read. A run that failed in a guest, or a test VM stopped at its timeout
 # or after its silence, is booted once more, as the TAP says: under TCG a
 # guest can crash or stall for reasons that are the emulator's.
@@ -32,15 +32,15 @@ VM_DIR=$BUILD_DIR/vmtest-e2e
 SETS=()
 
 # The scenarios as every level reads them: each SCENARIO with --set's
-# keys changed, in DIR/root/e2e/scenarios. A --set of a key the scenario
+# keys changed, in DIR-root/e2e/scenarios. A --set of a key the scenario
 # lacks is an error, not a new key.
 write_scenarios()
 {
 	local scenario set dest
 
-	mkdir -p "$VM_DIR/root/e2e/scenarios"
+	mkdir -p "$VM_DIR-root/e2e/scenarios"
 	for scenario in "$@"; do
-		dest=$VM_DIR/root/e2e/scenarios/${scenario##*/}
+		dest=$VM_DIR-root/e2e/scenarios/${scenario##*/}
 		cp "$scenario" "$dest" || die "cannot read $scenario"
 		for set in "${SETS[@]}"; do
 			grep -q "^${set%%=*}=" "$dest" || die "--set $set: $scenario has no ${set%%=*}"
@@ -52,15 +52,15 @@ write_scenarios()
 # The sum of KEY over the scenarios written.
 sum_key()
 {
-	cat "$VM_DIR"/root/e2e/scenarios/*.scenario | sed -n "s/^$1=//p" | paste -sd+ | bc
+	cat "$VM_DIR"-root/e2e/scenarios/*.scenario | sed -n "s/^$1=//p" | paste -sd+ | bc
 }
 
 boot_vm()
 {
 	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --cpus 1 \
 		--timeout $((L0_TIMEOUT + $(sum_key l1_timeout))) \
-		--silence "$(sed -n 's/^silence=//p' "$VM_DIR"/root/e2e/scenarios/*.scenario | sort -n | tail -1)" \
-		--add "$VM_DIR/root" --files "scripts tools/record-host" -- \
+		--silence "$(sed -n 's/^silence=//p' "$VM_DIR"-root/e2e/scenarios/*.scenario | sort -n | tail -1)" \
+		--add "$VM_DIR-root" --files "scripts tools/record-host" -- \
 		sh scripts/e2e/record-pair.sh "${SCENARIOS[@]}" >"$VM_DIR.log" 2>&1
 }
 
@@ -100,12 +100,12 @@ main()
 	[ -x "$CHECK" ] || die "$CHECK not built: make -C tools/e2e-check"
 	readonly VM_LOG=$VM_DIR.log
 	grep -q '^mode=linux-n$' "$@" && linux=(--linux)
-	"$TOP_DIR/scripts/e2e/guest-root.sh" "${linux[@]}" "$VM_DIR/root" || die "guest-root.sh failed"
+	"$TOP_DIR/scripts/e2e/guest-root.sh" "${linux[@]}" "$VM_DIR-root" || die "guest-root.sh failed"
 	write_scenarios "$@"
 	SCENARIOS=()
 	for scenario in "$@"; do
 		SCENARIOS+=("/e2e/scenarios/${scenario##*/}")
-		checked+=("$VM_DIR/root/e2e/scenarios/${scenario##*/}")
+		checked+=("$VM_DIR-root/e2e/scenarios/${scenario##*/}")
 	done
 	record
 	status=$?
