@@ -437,10 +437,8 @@ void check_l1_multiplier(const struct ctx *c)
 			   (unsigned long long)mult, frac, from, (unsigned long long)expected);
 		ok &= mult == expected;
 	}
-	if (!found && !strcmp(s->l0_record_from, "ready")) {
-		report_skip("%s: recorded once L1 ran, with neither kvm_write_tsc_multiplier nor a kvm-tsc-snapshot",
-			    what);
-		return;
-	}
+	if (found < s->l1_vcpus)
+		report_msg("%s shows the multiplier of %u of L1's %llu vCPUs", c->l0->name, found,
+			   (unsigned long long)s->l1_vcpus);
 	report_result(ok && found == s->l1_vcpus, "%s", what);
 }
