@@ -14,6 +14,7 @@
  * arrays too, its comm indexes inside its intern_table, and its times,
  * delta-decoded, after every event of its CPU's earlier bundles.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,14 +92,17 @@ struct reader {
 	struct out_events guest;
 };
 
-static void fail(struct reader *r, const char *what, unsigned long long a, unsigned long long b)
+static void PRINTF(2, 3) fail(struct reader *r, const char *fmt, ...)
 {
-	if (r->failures++ < MAX_SHOWN) {
-		char msg[160];
+	char msg[160];
+	va_list ap;
 
-		snprintf(msg, sizeof(msg), what, a, b);
-		report_msg("  decoded line %lu: %s", r->nr, msg);
-	}
+	if (r->failures++ >= MAX_SHOWN)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	report_msg("  decoded line %lu: %s", r->nr, msg);
 }
 
 static bool in(const struct reader *r, int depth, const char *name)
@@ -168,13 +172,13 @@ static void judge_compact(struct reader *r)
 		const struct array_len *a = &pk->arrays[i];
 
 		if (!strncmp(a->key, "switch_", 7) && a->n != sw)
-			fail(r, "compact_sched: %llu of an array beside %llu switch timestamps", a->n, sw);
+			fail(r, "compact_sched: %zu of an array beside %zu switch timestamps", a->n, sw);
 		if (!strncmp(a->key, "waking_", 7) && strcmp(a->key, "waking_common_flags") &&
 		    a->n != wk)
-			fail(r, "compact_sched: %llu of an array beside %llu waking timestamps", a->n, wk);
+			fail(r, "compact_sched: %zu of an array beside %zu waking timestamps", a->n, wk);
 	}
 	if (pk->max_comm >= (long long)length_of(pk, "intern_table"))
-		fail(r, "compact_sched: comm index %llu outside an intern_table of %llu",
+		fail(r, "compact_sched: comm index %lld outside an intern_table of %zu",
 		     pk->max_comm, length_of(pk, "intern_table"));
 }
 
@@ -228,7 +232,8 @@ static void close_event(struct reader *r)
 	struct packet *pk = &r->pk;
 
 	if (r->ev.ts < pk->last)
-		fail(r, "a bundle's time goes back: %llu after %llu", r->ev.ts, pk->last);
+		fail(r, "a bundle's time goes back: %llu after %llu", (unsigned long long)r->ev.ts,
+		     (unsigned long long)pk->last);
 	pk->last = r->ev.ts;
 	pk->max = r->ev.ts > pk->max ? r->ev.ts : pk->max;
 	events_add(&pk->events, &r->ev);
@@ -257,11 +262,11 @@ static void close_bundle(struct reader *r)
 	r->nr_bundles++;
 	r->bundles[pk->machine] = true;
 	if (!pk->has_cpu)
-		fail(r, "a bundle without its CPU (%llu events)%.0llu", pk->events.n, 0);
+		fail(r, "a bundle without its CPU (%zu events)", pk->events.n);
 	for (i = 0; i < pk->compact.n; i++) {
 		if (!first && pk->compact.e[i].ts <= t->max)
 			fail(r, "a compact event at %llu not after %llu, an earlier bundle's",
-			     pk->compact.e[i].ts, t->max);
+			     (unsigned long long)pk->compact.e[i].ts, (unsigned long long)t->max);
 		pk->max = pk->compact.e[i].ts > pk->max ? pk->compact.e[i].ts : pk->max;
 	}
 	t->max = pk->max > t->max ? pk->max : t->max;
@@ -285,16 +290,16 @@ static void close_packet(struct reader *r)
 	size_t i;
 
 	if (pk->machine < 0 || pk->machine >= MAX_MACHINES) {
-		fail(r, "machine %llu: e2e-check takes machines below %llu", pk->machine, MAX_MACHINES);
+		fail(r, "machine %d: e2e-check takes machines below %d", pk->machine, MAX_MACHINES);
 		reset_packet(pk);
 		return;
 	}
 	if (pk->has_seq && pk->seq == 1)
-		fail(r, "packet sequence 1 is the service's%.0llu%.0llu", 0, 0);
+		fail(r, "packet sequence 1 is the service's");
 	for (i = 0; pk->has_seq && i < r->nr_seqs && r->seqs[i].id != pk->seq; i++)
 		;
 	if (pk->has_seq && i < r->nr_seqs && r->seqs[i].machine != pk->machine)
-		fail(r, "a sequence on machines %llu and %llu", r->seqs[i].machine, pk->machine);
+		fail(r, "sequence %llu on machines %d and %d", pk->seq, r->seqs[i].machine, pk->machine);
 	if (pk->has_seq && i == r->nr_seqs) {
 		r->seqs = grow(r->seqs, r->nr_seqs, sizeof(*r->seqs));
 		r->seqs[r->nr_seqs++] = (struct sequence){ pk->seq, pk->machine };
@@ -350,9 +355,9 @@ static void judge_machines(struct reader *r)
 		if (!r->bundles[m])
 			continue;
 		if (m && !r->named[m])
-			fail(r, "machine %llu has events but no track naming it%.0llu", m, 0);
+			fail(r, "machine %d has events but no track naming it", m);
 		if (!r->info[m])
-			fail(r, "machine %llu has events but no SystemInfo naming it%.0llu", m, 0);
+			fail(r, "machine %d has events but no SystemInfo naming it", m);
 	}
 }
 
