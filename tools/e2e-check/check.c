@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * check.c: the check every mode starts with, that its recordings were
- * read, and the helpers the checks of check_l1.c and check_l2.c share.
+ * read, and the helpers the checks share, stage 1's record of where it
+ * placed each marker among them.
  */
+#include <stdio.h>
+
 #include "check.h"
 #include "report.h"
 
@@ -91,4 +94,31 @@ bool judge_placement(const char *label, uint64_t h, const struct port_exit *exit
 			   (unsigned long long)exits[k].ts,
 			   (unsigned long long)(k ? exits[k - 1].ts : 0));
 	return false;
+}
+
+const char *join_path(char *buf, const char *dir, const char *name)
+{
+	if (snprintf(buf, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		report_bail("%s/%s: too long a path", dir, name);
+	return buf;
+}
+
+const char *work_path(const struct ctx *c, const char *name, char *buf)
+{
+	return join_path(buf, c->t->work, name);
+}
+
+void place_marker(const struct ctx *c, const char *text, unsigned int cpu, uint64_t host,
+		  uint64_t slack, const struct port_exit *exits, size_t k)
+{
+	struct placements *p = &c->found->placed;
+	struct placed_marker *m;
+
+	p->m = grow(p->m, p->n, sizeof(*p->m));
+	m = &p->m[p->n++];
+	*m = (struct placed_marker){ .cpu = cpu, .host = host, .slack = slack, .exit = exits[k],
+				     .has_prev = k > 0 };
+	snprintf(m->text, sizeof(m->text), "%s", text);
+	if (k)
+		m->prev = exits[k - 1];
 }

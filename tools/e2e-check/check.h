@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * check.h: what every check is given (the scenario and the recordings of
- * L0 and L1), the checks of each mode, and the helpers they share.
+ * check.h: what every check is given (the scenario, the recordings of L0
+ * and L1, the tools and work directory of stage 2, what earlier checks
+ * found), the checks of each mode, and the helpers they share.
  */
 #ifndef E2E_CHECK_CHECK_H
 #define E2E_CHECK_CHECK_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,12 +18,83 @@
 /* Problems a check describes before it only counts them. */
 #define MAX_SHOWN	10
 
+/* Where stage 2 finds kvm-tsc-merge and the readers of its outputs, and where it writes. */
+struct tools {
+	char merge[PATH_MAX];
+	char kshark_times[PATH_MAX];
+	char mktrace[PATH_MAX];
+	/* Perfetto's perfetto_trace.proto, for protoc --decode. */
+	char proto_dir[PATH_MAX];
+	/* The tracefs format files mktrace writes its traces with. */
+	char tracefs[PATH_MAX];
+	/* kvm-tsc-merge's outputs and what the checks made of them, kept to be looked at. */
+	char work[PATH_MAX];
+};
+
+/* One marker where stage 1 put it on L0's TSC, which stage 2 judges kvm-tsc-merge's outputs by. */
+struct placed_marker {
+	/* Its text in the guest's trace, from "ktt-" on, by which an output's events are searched. */
+	char text[64];
+	/* The guest CPU that wrote it: its vCPU in the outputs. */
+	unsigned int cpu;
+	/*
+	 * The checker's host tick for it, and how far an output's may be off:
+	 * 0, or for an L2 marker placed the long way, Documentation/contract.md's
+	 * bound against L0's direct pair, which kvm-tsc-merge applies.
+	 */
+	uint64_t host;
+	uint64_t slack;
+	/* Its own port exit in L0's trace, and the one before it when @has_prev. */
+	struct port_exit exit;
+	struct port_exit prev;
+	bool has_prev;
+};
+
+struct placements {
+	struct placed_marker *m;
+	size_t n;
+};
+
+/* An output's events, in its order, as stage 2 compares them. */
+struct out_event {
+	uint64_t ts;
+	/* -1: the host's; else the guest CPU (its vCPU) it came from. */
+	int guest_cpu;
+	int cpu;
+	/* '!': outside every run of its vCPU; '?': fitting two TSC steps; else 0. */
+	char mark;
+	char event[32];
+	/* The placed marker it is (an index into the placements), or one of: */
+	int marker;
+};
+
+/* No marker's text. */
+#define MARKER_NONE	-1
+/* A marker's text that stage 1 placed no marker with. */
+#define MARKER_UNPLACED	-2
+
+struct out_events {
+	struct out_event *e;
+	size_t n;
+};
+
+/* What a check found that later ones judge by: run_checks runs them in order. */
+struct findings {
+	/* Stage 1: each marker on L0's TSC. */
+	struct placements placed;
+	/* Stage 2: the merge's text timeline, once kvm-tsc-merge wrote it. */
+	bool merged;
+	struct out_events timeline;
+};
+
 struct ctx {
 	const struct scenario *s;
 	/* L0's trace, the host of L1. */
 	struct recording *l0;
 	/* L1's own trace; in mode nested also the host of L2. */
 	struct recording *l1;
+	const struct tools *t;
+	struct findings *found;
 };
 
 typedef void (*check_fn)(const struct ctx *c);
@@ -48,6 +121,14 @@ struct tsc_step l1_fallback(const struct ctx *c);
 bool judge_placement(const char *label, uint64_t h, const struct port_exit *exits, size_t k,
 		     const struct vcpu_facts *vc, struct gap *g, unsigned int *shown);
 
+/* @dir/@name into @buf of PATH_MAX; a bail-out when too long. */
+const char *join_path(char *buf, const char *dir, const char *name);
+/* @name in the work directory, into @buf of PATH_MAX. */
+const char *work_path(const struct ctx *c, const char *name, char *buf);
+/* Stage 1's record of marker @text of guest CPU @cpu at host tick @host, before exits[k]. */
+void place_marker(const struct ctx *c, const char *text, unsigned int cpu, uint64_t host,
+		  uint64_t slack, const struct port_exit *exits, size_t k);
+
 /* check_l1.c: modes own, agent and late. */
 void check_l1_markers(const struct ctx *c);
 void check_l1_port_exits(const struct ctx *c);
@@ -66,5 +147,25 @@ void check_l2_tsc_write(const struct ctx *c);
 void check_l2_placement(const struct ctx *c);
 void check_l2_chain(const struct ctx *c);
 void check_l2_direct(const struct ctx *c);
+
+/* merge_timeline.c: stage 2, kvm-tsc-merge and its timeline. */
+void check_merge_l1(const struct ctx *c);
+void check_merge_placement(const struct ctx *c);
+void check_merge_events(const struct ctx *c);
+
+/* merge_nested.c: mode nested's L2 trace merged through L0's pair for L2. */
+void check_merge_l2(const struct ctx *c);
+void check_merge_l2_hint(const struct ctx *c);
+/* In merge_timeline.c: kvm-tsc-merge --host L0 --guest @spec, the timeline read into c->found. */
+bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir);
+
+/* merge_sync.c: the --sync-out copies through trace-cmd report and libkshark. */
+void check_sync_report(const struct ctx *c);
+void check_sync_kshark(const struct ctx *c);
+void check_sync_combo(const struct ctx *c);
+void check_sync_host_report(const struct ctx *c);
+
+/* merge_perfetto.c: -p through protoc. */
+void check_perfetto(const struct ctx *c);
 
 #endif

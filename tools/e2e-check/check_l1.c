@@ -31,9 +31,18 @@ static size_t markers_of(const struct recording *r, unsigned int cpu, struct mar
 	return n;
 }
 
+/* @m's text as L1 wrote it. */
+static void marker_text(char *buf, size_t size, const struct marker *m)
+{
+	snprintf(buf, size, "ktt-marker %s cpu=%u seq=%u", phase_names[m->phase], m->cpu, m->seq);
+}
+
 static void describe_marker(char *buf, size_t size, const struct marker *m)
 {
-	snprintf(buf, size, "'ktt-marker %s cpu=%u seq=%u'", phase_names[m->phase], m->cpu, m->seq);
+	char text[64];
+
+	marker_text(text, sizeof(text), m);
+	snprintf(buf, size, "'%s'", text);
 }
 
 /* Whether @m is one the scenario has, recorded once, on its own CPU; @seen marks it. */
@@ -131,7 +140,7 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 	struct marker *m;
 	const char *why;
 	size_t nm, ne, k;
-	char name[96];
+	char name[96], text[64];
 	bool ok = true;
 	uint64_t h;
 
@@ -154,6 +163,8 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 			ok = false;
 			continue;
 		}
+		marker_text(text, sizeof(text), &m[k]);
+		place_marker(c, text, v, h, 0, exits, k);
 		ok &= judge_placement(name, h, exits, k, &c->l0->vcpu[v], &gaps[m[k].phase], shown);
 	}
 	free(m);
@@ -437,10 +448,8 @@ void check_l1_multiplier(const struct ctx *c)
 			   (unsigned long long)mult, frac, from, (unsigned long long)expected);
 		ok &= mult == expected;
 	}
-	if (!found && !strcmp(s->l0_record_from, "ready")) {
-		report_skip("%s: recorded once L1 ran, with neither kvm_write_tsc_multiplier nor a kvm-tsc-snapshot",
-			    what);
-		return;
-	}
+	if (found < s->l1_vcpus)
+		report_msg("%s shows the multiplier of %u of L1's %llu vCPUs", c->l0->name, found,
+			   (unsigned long long)s->l1_vcpus);
 	report_result(ok && found == s->l1_vcpus, "%s", what);
 }

@@ -54,10 +54,19 @@ static struct tsc_step l2_fallback(const struct ctx *c)
 	return s;
 }
 
+/* @m's text as tsc_nested_payload wrote it into L1's trace. */
+static void marker_text(char *buf, size_t size, const struct payload_marker *m)
+{
+	snprintf(buf, size, "ktt-n-marker cpu=%u seq=%u tsc=%llu", m->cpu, m->seq,
+		 (unsigned long long)m->tsc);
+}
+
 static void describe(char *buf, size_t size, const struct payload_marker *m)
 {
-	snprintf(buf, size, "'ktt-n-marker cpu=%u seq=%u tsc=%llu'", m->cpu, m->seq,
-		 (unsigned long long)m->tsc);
+	char text[64];
+
+	marker_text(text, sizeof(text), m);
+	snprintf(buf, size, "'%s'", text);
 }
 
 /* The ucall port exits of every vCPU in @r, and its steps, into @exits, @nr and @steps. */
@@ -500,15 +509,19 @@ static unsigned int l1_frac(const struct ctx *c, const struct tsc_steps *l1)
 	return c->l0->isa == ISA_VMX ? 48 : 32;
 }
 
-/* Marker @cm's direct conversion, by L0's pair for L2 at its ucall exit, against h0. */
-static bool judge_direct(const struct chain *ch, const struct chain_marker *cm,
+/*
+ * Marker @cm's direct conversion, by L0's pair for L2 at its ucall exit,
+ * against h0; h0 and the bound kept for stage 2, which judges
+ * kvm-tsc-merge's direct conversion by them.
+ */
+static bool judge_direct(const struct ctx *c, const struct chain *ch, const struct chain_marker *cm,
 			 const struct tsc_steps *nested, double *worst, unsigned int *shown)
 {
 	uint64_t exit = ch->l0_exits[cm->w][cm->k0].ts, direct;
 	const struct tsc_step *l1 = tsc_step_at(&ch->l0_steps[cm->w], exit);
 	const struct tsc_step *l2 = tsc_step_at(nested, exit);
-	char name[96];
-	double diff;
+	char name[96], text[64];
+	double diff, bound;
 
 	describe(name, sizeof(name), &cm->m);
 	if (!l1 || !l2 || !tsc_host_of(l2, cm->m.tsc, &direct)) {
@@ -519,7 +532,10 @@ static bool judge_direct(const struct chain *ch, const struct chain_marker *cm,
 	}
 	diff = fabs((double)(int64_t)(direct - cm->h0));
 	*worst = diff > *worst ? diff : *worst;
-	if (diff <= chain_bound(l1, l2, direct))
+	bound = chain_bound(l1, l2, direct);
+	marker_text(text, sizeof(text), &cm->m);
+	place_marker(c, text, cm->m.cpu, cm->h0, floor(bound), ch->l0_exits[cm->w], cm->k0);
+	if (diff <= bound)
 		return true;
 	if ((*shown)++ < MAX_SHOWN)
 		report_msg("%s: %llu the long way, %llu by kvm_nested_tsc_offset", name,
@@ -552,7 +568,7 @@ void check_l2_direct(const struct ctx *c)
 			ok = false;
 			continue;
 		}
-		ok &= judge_direct(&ch, cm, &nested[cm->w], &worst, &shown);
+		ok &= judge_direct(c, &ch, cm, &nested[cm->w], &worst, &shown);
 	}
 	report_msg("%zu markers, the largest difference %.0f ticks", ch.n, worst);
 	for (v = 0; v < c->s->l1_vcpus; v++)

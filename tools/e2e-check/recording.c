@@ -2,7 +2,8 @@
 /*
  * recording.c: read one trace.dat with libtracecmd, every buffer in time
  * order and every timestamp raw, and keep what the checks judge: markers,
- * IA32_TSC writes, payload lines, I/O exits, vCPU runs and TSC events.
+ * IA32_TSC writes, payload lines, I/O exits, vCPU runs and threads, TSC
+ * events, and who made which thread.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,9 @@
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 int tracecmd_cpus(struct tracecmd_input *handle);
 void tracecmd_set_flag(struct tracecmd_input *handle, int flag);
+int tracecmd_get_flags(struct tracecmd_input *handle);
+/* Times in ns: its clock counts them, or its TSC2NSEC converts the TSC's. */
+#define TRACECMD_FL_IN_USECS	(1 << 2)
 /* No TIME_SHIFT, TSC2NSEC or offset applied: the TSC counts as recorded. */
 #define TRACECMD_FL_RAW_TS	(1 << 3)
 
@@ -82,6 +86,7 @@ static int read_exit(struct recording *r, const struct tep_record *rec, const ui
 
 	if (!vc)
 		return -1;
+	vc->nr_exits++;
 	if (vc->running) {
 		vc->runs = grow(vc->runs, vc->nr_runs, sizeof(*vc->runs));
 		vc->runs[vc->nr_runs++] = (struct run){ vc->entry, rec->ts };
@@ -103,6 +108,8 @@ static int read_entry(struct recording *r, const struct tep_record *rec, const u
 
 	if (!vc)
 		return -1;
+	vc->tid = v[1];
+	vc->nr_entries++;
 	vc->entry = rec->ts;
 	vc->running = true;
 	return 0;
@@ -139,7 +146,17 @@ static int read_nested(struct recording *r, const struct tep_record *rec, const 
 	struct tsc_event ev = { .ts = rec->ts, .kind = TSC_NESTED, .guest_mode = v[1],
 				.prev = v[2], .next = v[3], .mult = v[4] };
 
+	if (ev.guest_mode && !r->l2_runner)
+		r->l2_runner = v[5];
 	return add_tsc_event(r, v[0], &ev);
+}
+
+static int read_new_task(struct recording *r, const struct tep_record *rec, const uint64_t *v)
+{
+	(void)rec;
+	r->new_tasks = grow(r->new_tasks, r->nr_new_tasks, sizeof(*r->new_tasks));
+	r->new_tasks[r->nr_new_tasks++] = (struct new_task){ v[0], v[1] };
+	return 0;
 }
 
 static int read_msr(struct recording *r, const struct tep_record *rec, const uint64_t *v)
@@ -224,13 +241,14 @@ static void read_print(struct recording *r, const struct tep_record *rec, const 
 
 static const struct event_reader event_readers[] = {
 	READER("kvm", "kvm_exit", read_exit, "exit_reason", "isa", "info1", "vcpu_id"),
-	READER("kvm", "kvm_entry", read_entry, "vcpu_id"),
+	READER("kvm", "kvm_entry", read_entry, "vcpu_id", "common_pid"),
 	READER("kvm", "kvm_write_tsc_offset", read_offset,
 	       "vcpu_id", "previous_tsc_offset", "next_tsc_offset"),
 	READER("kvm", "kvm_write_tsc_multiplier", read_multiplier,
 	       "vcpu_id", "previous_tsc_multiplier", "next_tsc_multiplier", "frac_bits"),
-	READER("kvm", "kvm_nested_tsc_offset", read_nested,
-	       "vcpu_id", "guest_mode", "previous_tsc_offset", "next_tsc_offset", "tsc_multiplier"),
+	READER("kvm", "kvm_nested_tsc_offset", read_nested, "vcpu_id", "guest_mode",
+	       "previous_tsc_offset", "next_tsc_offset", "tsc_multiplier", "common_pid"),
+	READER("task", "task_newtask", read_new_task, "pid", "common_pid"),
 	READER("msr", "write_msr", read_msr, "msr", "val", "failed"),
 };
 
@@ -248,7 +266,7 @@ static int find_fields(struct pass *p, struct tep_handle *tep)
 		ev = tep_find_event_by_name(tep, er->system, er->name);
 		er->id = ev ? ev->id : -1;
 		for (j = 0; ev && j < MAX_FIELDS && er->fields[j]; j++) {
-			er->field[j] = tep_find_field(ev, er->fields[j]);
+			er->field[j] = tep_find_any_field(ev, er->fields[j]);
 			if (!er->field[j]) {
 				snprintf(p->r->error, sizeof(p->r->error), "%s:%s has no field %s",
 					 er->system, er->name, er->fields[j]);
@@ -417,6 +435,17 @@ void recording_read(struct recording *r, const char *dir, const char *name)
 		r->tsc_khz_from = "its kvm-tsc-snapshot tsc_khz";
 }
 
+int recording_shows_ns(const char *path, bool *ns)
+{
+	struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+
+	if (!h)
+		return -1;
+	*ns = tracecmd_get_flags(h) & TRACECMD_FL_IN_USECS;
+	tracecmd_close(h);
+	return 0;
+}
+
 void recording_free(struct recording *r)
 {
 	int i;
@@ -430,6 +459,17 @@ void recording_free(struct recording *r)
 	free(r->payload_markers);
 	free(r->payload_jumps);
 	free(r->port_exits);
+	free(r->new_tasks);
+}
+
+int recording_l2_vmm(const struct recording *r)
+{
+	size_t i;
+
+	for (i = 0; r->l2_runner && i < r->nr_new_tasks; i++)
+		if (r->new_tasks[i].pid == r->l2_runner)
+			return r->new_tasks[i].parent;
+	return 0;
 }
 
 size_t recording_port_exits(const struct recording *r, unsigned int vcpu, unsigned int port,

@@ -65,6 +65,12 @@ struct port_exit {
 	unsigned int port;
 };
 
+/* task_newtask: thread @pid made by thread @parent (its process's main thread for a VMM's vCPUs). */
+struct new_task {
+	int pid;
+	int parent;
+};
+
 /* [entry, exit) of one vCPU run. */
 struct run {
 	uint64_t entry;
@@ -105,6 +111,10 @@ struct snapshot_vcpu {
 };
 
 struct vcpu_facts {
+	/* The thread that ran it (its last kvm_entry's), and its kvm_entry and kvm_exit events. */
+	int tid;
+	uint64_t nr_entries;
+	uint64_t nr_exits;
 	struct run *runs;
 	size_t nr_runs;
 	uint64_t entry;
@@ -137,14 +147,30 @@ struct recording {
 	size_t nr_payload_jumps;
 	struct port_exit *port_exits;
 	size_t nr_port_exits;
+	/* task_newtask: who made each thread. */
+	struct new_task *new_tasks;
+	size_t nr_new_tasks;
+	/* The thread of the first kvm_nested_tsc_offset into guest mode; 0: none. */
+	int l2_runner;
 	struct vcpu_facts vcpu[MAX_VCPUS];
 };
 
 /* Read DIR/NAME into @r; on failure r->error says why. */
 void recording_read(struct recording *r, const char *dir, const char *name);
 void recording_free(struct recording *r);
+/*
+ * Whether libtracecmd, and so trace-cmd report and libkshark, shows the
+ * times of the trace.dat at @path in ns; -1 when it cannot open it.
+ */
+int recording_shows_ns(const char *path, bool *ns);
 /* Where @r has no kvm-tsc-snapshot tsc_khz: L0's rate from trace-cmd's TSC2NSEC, if any. */
 void recording_read_tsc2nsec(struct recording *r);
+
+/*
+ * The process whose vCPU thread ran a nested guest first (the creator of
+ * r->l2_runner by task_newtask): kvm-tsc-merge's @PID for L2's trace; 0: unknown.
+ */
+int recording_l2_vmm(const struct recording *r);
 
 /* @r's port exits of @port on vCPU @vcpu, in time order, into *@out (freed by the caller). */
 size_t recording_port_exits(const struct recording *r, unsigned int vcpu, unsigned int port,

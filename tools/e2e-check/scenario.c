@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * scenario.c: read a .scenario file ("key=value" lines, "#" comments on
- * lines of their own) and the -s overrides into a struct scenario, every
- * key known, given once and valid.
+ * lines of their own) into a struct scenario, every key known, given once
+ * and valid.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -13,6 +13,8 @@
 #include "scenario.h"
 
 #define MAX_LINE	256
+/* Of a wrong line, what a message quotes. */
+#define MAX_SHOWN_LINE	80
 
 enum key_type {
 	KEY_WORD,
@@ -95,10 +97,11 @@ static int set_value(struct scenario *s, const struct key *k, const char *value,
 
 	if (k->type == KEY_WORD) {
 		if (!word_allowed(k->words, value)) {
-			snprintf(err, err_size, "%s=%s: use one of %s", k->name, value, k->words);
+			snprintf(err, err_size, "%s=%.*s: use one of %s", k->name, SCENARIO_WORD, value,
+				 k->words);
 			return -1;
 		}
-		snprintf(field, SCENARIO_WORD, "%s", value);
+		snprintf(field, SCENARIO_WORD, "%.*s", SCENARIO_WORD - 1, value);
 		return 0;
 	}
 	errno = 0;
@@ -119,22 +122,21 @@ static int parse_assignment(struct scenario *s, char *line, bool *seen, char *er
 	const struct key *k;
 
 	if (!eq || eq == line || strpbrk(line, " \t\"'")) {
-		snprintf(err, err_size, "'%s': expected key=value, no spaces or quotes", line);
+		snprintf(err, err_size, "'%.*s': expected key=value, no spaces or quotes", MAX_SHOWN_LINE,
+			 line);
 		return -1;
 	}
 	*eq = '\0';
 	k = find_key(line);
 	if (!k) {
-		snprintf(err, err_size, "unknown key '%s'", line);
+		snprintf(err, err_size, "unknown key '%.*s'", MAX_SHOWN_LINE, line);
 		return -1;
 	}
-	if (seen) {
-		if (seen[k - keys]) {
-			snprintf(err, err_size, "%s given twice", k->name);
-			return -1;
-		}
-		seen[k - keys] = true;
+	if (seen[k - keys]) {
+		snprintf(err, err_size, "%s given twice", k->name);
+		return -1;
 	}
+	seen[k - keys] = true;
 	return set_value(s, k, eq + 1, err, err_size);
 }
 
@@ -174,22 +176,12 @@ static int check_complete(const bool *seen, const char *path, char *err, int err
 	return 0;
 }
 
-int scenario_load(struct scenario *s, const char *path, char *const *overrides, int nr_overrides,
-		  char *err, int err_size)
+int scenario_load(struct scenario *s, const char *path, char *err, int err_size)
 {
 	bool seen[NR_KEYS] = { false };
-	char copy[MAX_LINE], msg[MAX_LINE];
-	int i;
 
 	memset(s, 0, sizeof(*s));
-	if (read_file(s, path, seen, err, err_size) || check_complete(seen, path, err, err_size))
+	if (read_file(s, path, seen, err, err_size))
 		return -1;
-	for (i = 0; i < nr_overrides; i++) {
-		snprintf(copy, sizeof(copy), "%s", overrides[i]);
-		if (parse_assignment(s, copy, NULL, msg, sizeof(msg))) {
-			snprintf(err, err_size, "-s %s: %s", overrides[i], msg);
-			return -1;
-		}
-	}
-	return 0;
+	return check_complete(seen, path, err, err_size);
 }

@@ -38,12 +38,7 @@ struct scenario {
 	uint64_t silence;
 };
 
-/*
- * Read @path into @s, then apply the @nr_overrides "key=value" strings of
- * @overrides; on an error, a message naming the file and line (or the
- * override) in @err and -1.
- */
-int scenario_load(struct scenario *s, const char *path, char *const *overrides, int nr_overrides,
-		  char *err, int err_size);
+/* Read @path into @s; on an error, a message naming the file and line in @err and -1. */
+int scenario_load(struct scenario *s, const char *path, char *err, int err_size);
 
 #endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * events.h: an output of kvm-tsc-merge as a list of events, in the units
+ * it shows time in; two lists compared event by event; the markers of a
+ * list judged by the checker's own placement of them.
+ */
+#ifndef E2E_CHECK_EVENTS_H
+#define E2E_CHECK_EVENTS_H
+
+#include "check.h"
+
+/* How an output shows host tick t: t itself, trace-cmd's TSC2NSEC, or ns at a rate. */
+enum unit_kind {
+	UNIT_TICKS,
+	UNIT_TSC2NSEC,
+	UNIT_KHZ,
+};
+
+struct unit {
+	enum unit_kind kind;
+	/* UNIT_TSC2NSEC: (t * mult) >> shift; UNIT_KHZ: t * 10^6 / khz, rounded down. */
+	uint64_t mult;
+	unsigned int shift;
+	uint64_t khz;
+};
+
+uint64_t unit_of(const struct unit *u, uint64_t tick);
+const char *unit_name(const struct unit *u);
+
+void events_add(struct out_events *l, const struct out_event *e);
+void events_free(struct out_events *l);
+/* Sort @l by time, source, CPU and event: for outputs that order ties their own way. */
+void events_sort(struct out_events *l);
+/*
+ * The placed marker whose text @info holds from "ktt-" on (a trailing
+ * newline aside); MARKER_UNPLACED for another "ktt-" text, else MARKER_NONE.
+ */
+int events_marker_of(const struct placements *p, const char *info);
+
+/*
+ * kvm-tsc-merge's text timeline (--fields time,source,cpu,event,info) at
+ * @path into @l, its markers found; -1, with a diagnostic naming the file
+ * and line, when it cannot be read.
+ */
+int events_read_timeline(const char *path, const struct placements *p, struct out_events *l);
+
+/*
+ * The timeline's events (@host and @guest: the units of its host and guest
+ * events in the output), the guest's alone when @guest_only, into @out.
+ */
+void events_convert(const struct out_events *timeline, const struct unit *host,
+		    const struct unit *guest, bool guest_only, struct out_events *out);
+/* @got against @want event by event; diagnostics name @what and the first differences. */
+bool events_compare(const struct out_events *want, const struct out_events *got, const char *what);
+/*
+ * Each placed marker once in @got, on its vCPU, unmarked, at the checker's
+ * host tick for it shown in @u (within its slack). @by_text: @got's events
+ * name their markers; else a marker is the guest's print event there.
+ */
+bool events_judge_markers(const struct ctx *c, const struct out_events *got, const struct unit *u,
+			  bool by_text, const char *what);
+
+#endif
