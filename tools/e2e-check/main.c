@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * main.c: e2e-check's command line: read the scenario and the mode's two
- * recordings, run the mode's checks, report them in KTAP.
+ * main.c: e2e-check's command line: read the scenarios and each mode's two
+ * recordings, run each mode's checks, report them all in one KTAP plan.
  *
- *   e2e-check [-t TOOLS_DIR] [-T TREE] [-o WORK_DIR] SCENARIO DIR
+ *   e2e-check [-t TOOLS_DIR] [-T TREE] [-o WORK_DIR] EXPORT SCENARIO...
  *
  * How it fits: the end-to-end test boots the test VM (L0), which records
  * a host trace while its guest (L1) records its own, in one of the modes
@@ -25,19 +25,20 @@
  * report and libkshark (kshark-times), KernelShark's KVM combo mapping
  * included; the Perfetto trace (-p) through protoc; in mode nested, L2's
  * markers as an L2 trace (made with mktrace), and kvm-tsc-merge's hint
- * when that trace is given without ,l2. Its files stay in WORK_DIR
- * (default DIR/check) to be looked at: TIMELINE.txt, SUMMARY.txt, sync/,
- * the reports, each tool's standard error.
+ * when that trace is given without ,l2. Its files stay in WORK_DIR/MODE
+ * (default EXPORT/MODE/check) to be looked at: TIMELINE.txt, SUMMARY.txt,
+ * sync/, the reports, each tool's standard error.
  *
- * DIR holds the mode's files as scripts/e2e/record-pair.sh exports them:
- * host.dat (L0's trace) and guest.dat (L1's). A run with other values than
+ * EXPORT/MODE holds the mode's files as scripts/e2e/record-pair.sh exports
+ * them: host.dat (L0's trace) and guest.dat (L1's). A run with other values than
  * the mode's file (the Bochs run's l1_tsc_khz=1750000) is given a copy of
  * it with those values. TOOLS_DIR (default: the directory of e2e-check,
  * build/tools, or the one above asan/) holds kvm-tsc-merge, kshark-times
  * and mktrace; TREE (default: the tree e2e-check was built from) Perfetto's
  * proto and mktrace's tracefs formats; trace-cmd and protoc come from
- * PATH. Exit status 0 when every check passed or was skipped, 1 when one
- * failed or the scenario is wrong, 4 when the mode is not checked yet.
+ * PATH. A mode not judged yet (linux-n) is one skipped check. Exit status
+ * 0 when every check passed or was skipped, 1 when one failed or a
+ * scenario is wrong.
  */
 #include <errno.h>
 #include <limits.h>
@@ -76,15 +77,17 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: e2e-check [-t TOOLS_DIR] [-T TREE] [-o WORK_DIR] SCENARIO DIR\n"
+		"usage: e2e-check [-t TOOLS_DIR] [-T TREE] [-o WORK_DIR] EXPORT SCENARIO...\n"
+		"  EXPORT        the recordings, EXPORT/MODE/host.dat (L0's trace) and\n"
+		"                EXPORT/MODE/guest.dat (L1's) for each SCENARIO's mode\n"
 		"  SCENARIO      a scripts/e2e/scenarios/MODE.scenario file, or one written\n"
 		"                from it with the values of a run (the Bochs run's l1_tsc_khz)\n"
-		"  DIR           the mode's recordings: host.dat (L0's trace), guest.dat (L1's)\n"
 		"  -t TOOLS_DIR  kvm-tsc-merge, kshark-times and mktrace (default: the directory\n"
 		"                e2e-check is in, build/tools, or the one above for asan/e2e-check)\n"
 		"  -T TREE       the kvm-tsc-trace tree: Perfetto's proto for protoc, the tracefs\n"
 		"                formats for mktrace (default: the tree e2e-check was built from)\n"
-		"  -o WORK_DIR   kvm-tsc-merge's outputs and the checks' files (default: DIR/check)\n"
+		"  -o WORK_DIR   kvm-tsc-merge's outputs and the checks' files, in WORK_DIR/MODE\n"
+		"                (default: EXPORT/MODE/check)\n"
 		"trace-cmd and protoc are taken from PATH.\n"
 		"KTAP on stdout; exit status 0 all passed, 1 a failure, 4 skipped.\n");
 }
@@ -108,7 +111,8 @@ static void own_dir(char *buf)
 	snprintf(buf, PATH_MAX, "%s", exe[0] ? exe : "/");
 }
 
-static void set_tools(struct tools *t, const struct options *o, const char *dir)
+static void set_tools(struct tools *t, const struct options *o, const char *dir,
+		      const char *mode)
 {
 	char tools_dir[PATH_MAX];
 
@@ -122,7 +126,7 @@ static void set_tools(struct tools *t, const struct options *o, const char *dir)
 	join_path(t->proto_dir, o->tree, "tools/tsc-merge/proto");
 	join_path(t->tracefs, o->tree, "tools/tsc-merge/tests/tracefs");
 	if (o->work)
-		snprintf(t->work, sizeof(t->work), "%s", o->work);
+		join_path(t->work, o->work, mode);
 	else
 		join_path(t->work, dir, "check");
 }
@@ -207,8 +211,6 @@ static void run_checks(const struct scenario *s, const check_fn *checks, unsigne
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	read_recordings(dir, &l0, &l1);
 	read_s = seconds_since(&t0);
-	report_set_prefix(s->mode);
-	report_plan(nr_checks);
 	make_work_dir(t->work);
 	for (i = 0; i < nr_checks; i++)
 		checks[i](&c);
@@ -239,31 +241,62 @@ static int parse_options(int argc, char **argv, struct options *o, bool *help)
 		else
 			return -1;
 	}
-	return argc - optind == 2 || *help ? optind : -1;
+	return argc - optind >= 2 || *help ? optind : -1;
+}
+
+/* Each scenario's mode, its checks, and where its recordings are. */
+struct plan {
+	struct scenario s;
+	check_fn checks[MAX_CHECKS];
+	unsigned int nr_checks;
+	char dir[PATH_MAX];
+};
+
+/* @nr scenarios into @plans; their checks in all. A scenario that does not load ends the run. */
+static unsigned int load_plans(struct plan *plans, char **paths, int nr, const char *export)
+{
+	unsigned int total = 0;
+	char err[512];
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (scenario_load(&plans[i].s, paths[i], err, sizeof(err)))
+			report_bail("%s", err);
+		plans[i].nr_checks = plan_checks(&plans[i].s, plans[i].checks);
+		join_path(plans[i].dir, export, plans[i].s.mode);
+		total += plans[i].nr_checks ? plans[i].nr_checks : 1;
+	}
+	return total;
 }
 
 int main(int argc, char **argv)
 {
-	check_fn checks[MAX_CHECKS];
 	static struct tools t;
-	unsigned int nr_checks;
 	struct options o;
-	struct scenario s;
-	char err[512];
+	struct plan *plans;
 	bool help;
 	int first = parse_options(argc, argv, &o, &help);
+	int i, nr;
 
 	if (help || first < 0) {
 		usage(help ? stdout : stderr);
 		return help ? 0 : 2;
 	}
+	nr = argc - first - 1;
+	plans = calloc(nr, sizeof(*plans));
+	if (!plans)
+		report_bail("out of memory");
 	report_header();
-	if (scenario_load(&s, argv[first], err, sizeof(err)))
-		report_bail("%s", err);
-	nr_checks = plan_checks(&s, checks);
-	if (!nr_checks)
-		report_skip_all("mode %s: e2e-check does not check it yet", s.mode);
-	set_tools(&t, &o, argv[first + 1]);
-	run_checks(&s, checks, nr_checks, argv[first + 1], &t);
+	report_plan(load_plans(plans, argv + first + 1, nr, argv[first]));
+	for (i = 0; i < nr; i++) {
+		report_set_prefix(plans[i].s.mode);
+		if (!plans[i].nr_checks) {
+			report_skip("e2e-check does not judge this mode's recordings yet");
+			continue;
+		}
+		set_tools(&t, &o, plans[i].dir, plans[i].s.mode);
+		run_checks(&plans[i].s, plans[i].checks, plans[i].nr_checks, plans[i].dir, &t);
+	}
+	free(plans);
 	report_finish();
 }

@@ -73,17 +73,6 @@ void report_bail(const char *fmt, ...)
 	ksft_exit_fail_msg("%s\n", msg);
 }
 
-void report_skip_all(const char *fmt, ...)
-{
-	char msg[MAX_MESSAGE];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ksft_exit_skip("%s\n", msg);
-}
-
 void report_finish(void)
 {
 	ksft_finished();
