@@ -45,7 +45,7 @@ test_silence_is_stopped()
 {
 	local start=$SECONDS
 
-	run_vm --silence 15 -- 'echo vmtest-test goes quiet >/dev/kmsg; sleep 600'
+	run_vm --silence 15 --timeout 140 -- 'echo going quiet; echo vmtest-test goes quiet >/dev/kmsg; sleep 600'
 	echo "# stopped after $((SECONDS - start)) s (boot included)"
 	expect 1 "printed nothing for 15s and was stopped; console log: $VM_DIR/console.log" &&
 		expect 1 "vmtest-test goes quiet" && [ $((SECONDS - start)) -lt 150 ]

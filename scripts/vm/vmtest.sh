@@ -34,10 +34,10 @@ usage()
 		  -d, --dir DIR           initramfs, logs and DIR/export, what the command
 		                          leaves in /export (default build/vmtest)
 		  -t, --timeout SECONDS   kill the VM after SECONDS (default 900)
-		  -s, --silence SECONDS   stop the VM when, once it has printed, neither
-		                          its console, the command's output nor its
-		                          export has grown for SECONDS, and show the
-		                          console's last lines (default 120)
+		  -s, --silence SECONDS   stop the VM when, once the command has printed,
+		                          neither the console, the command's output
+		                          nor the export has grown for SECONDS, and
+		                          show the console's last lines (default 120)
 		  -f, --files "PATH..."   repository paths copied into /ktt under Bochs,
 		                          which has no 9p
 		  -a, --add DIR           copy DIR's tree into the VM's root as it is:
@@ -280,22 +280,24 @@ unpack_export()
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }
 
-# 0 once the VM has stopped; 2 when it has printed and then neither its
-# console, the payload's output nor, under Bochs, the export on its serial
-# port has grown for SILENCE seconds, so that a guest that stalls under TCG
-# is stopped then, not at the timeout; 1 meanwhile. The time before the
-# first byte counts only towards the timeout: Bochs's BIOS and isolinux
-# print nothing while they load a large initramfs.
+# 0 once the VM has stopped; 2 when, once the command has printed,
+# neither the VM's console, the command's output nor, under Bochs, the
+# export on its serial port has grown for SILENCE seconds, so that a guest
+# that stalls under TCG is stopped then, not at the timeout; 1 meanwhile.
+# The boot counts only towards the timeout: under Bochs on a loaded
+# machine the kernel took two minutes to unpack a large initramfs, saying
+# nothing.
 vm_done()
 {
 	local printed
 
 	kill -0 "$VM_PID" 2>/dev/null || return 0
+	[ -s "$OUTPUT_LOG" ] || return 1
 	printed=$(stat -c %s "$CONSOLE_LOG" "$OUTPUT_LOG" "$EXPORT_TAR" 2>/dev/null | tr '\n' ' ')
 	if [ "$printed" != "$PRINTED" ]; then
 		PRINTED=$printed
 		PRINTED_AT=$SECONDS
-	elif [ "$printed" != "0 0 " ] && [ $((SECONDS - PRINTED_AT)) -ge "$SILENCE" ]; then
+	elif [ $((SECONDS - PRINTED_AT)) -ge "$SILENCE" ]; then
 		return 2
 	fi
 	return 1
