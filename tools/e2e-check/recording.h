@@ -24,7 +24,7 @@ enum phase {
 	PHASE_AFTER,
 };
 
-/* "ktt-marker PHASE cpu=C seq=K" (nested-guest-init.sh), on CPU rec_cpu. */
+/* "ktt-marker PHASE cpu=C seq=K" (scripts/e2e/guest-init.sh), on CPU rec_cpu. */
 struct marker {
 	uint64_t ts;
 	int rec_cpu;
