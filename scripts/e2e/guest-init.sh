@@ -19,14 +19,16 @@
 # lN_tsc_jump, through /dev/cpu/N/msr; the host's KVM traces the new
 # offset as kvm_write_tsc_offset.
 #
-# Recorders: self traces with trace-cmd start -C x86-tsc and extracts
-# /export/guest.dat; agent runs trace-cmd agent for the host's trace-cmd
-# record -A; kvm-tsc-record makes this level a recording host in turn: it
-# runs record-pair.sh one level down, which boots the next level from
-# this initramfs. A next level recorded by payload is tsc_nested_payload's
-# guest: this level loads KVM, traces itself with its KVM's events, and
-# the payload writes each rdtsc value of its guest before a ucall as
-# "ktt-n-marker cpu=C seq=K tsc=T", and moves its guest's TSC half way.
+# This level's recorder: self traces with trace-cmd start -C x86-tsc and
+# extracts /export/guest.dat; agent runs trace-cmd agent for the host's
+# trace-cmd record -A; kvm-tsc-record is record-pair.sh's, one level down.
+# The next level's recorder says what runs between go and the status:
+# none, the markers and the TSC write; self, a Linux guest that traces
+# itself, which this level boots and records with record-pair.sh --level
+# N from this initramfs; payload, tsc_nested_payload's guest, while this
+# level traces itself with its KVM's events: the payload writes each
+# rdtsc value of its guest before a ucall as "ktt-n-marker cpu=C seq=K
+# tsc=T", and moves its guest's TSC half way.
 
 # shellcheck shell=dash # busybox sh, which has local
 # shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
@@ -226,7 +228,9 @@ run_workload()
 		[ "$status" = 0 ] || { fail "$PAYLOAD exited with status $status: $(tail -1 "$SHARE/payload.log")"; return 1; }
 		;;
 	self)
-		(cd /ktt && sh scripts/e2e/record-pair.sh --level "$LEVEL" "$SHARE/scenario") || return 1
+		# Its steps on this level's console, which the host relays.
+		(cd /ktt && sh scripts/e2e/record-pair.sh --level "$LEVEL" "$SHARE/scenario") ||
+			{ fail "record-pair.sh one level down: $(tail -1 "$SHARE/$mode/failure" 2>/dev/null)"; return 1; }
 		;;
 	none)
 		markers_on_all_cpus before && jump_tsc && markers_on_all_cpus after

@@ -89,7 +89,8 @@ static void usage(FILE *f)
 		"  -o WORK_DIR   kvm-tsc-merge's outputs and the checks' files, in WORK_DIR/MODE\n"
 		"                (default: EXPORT/MODE/check)\n"
 		"trace-cmd and protoc are taken from PATH.\n"
-		"KTAP on stdout; exit status 0 all passed, 1 a failure, 4 skipped.\n");
+		"KTAP on stdout; exit status 0 when every check passed or was skipped, 1 when\n"
+		"one failed or a scenario is wrong, 2 on a wrong command line.\n");
 }
 
 /* The directory of e2e-check's own binary, the one above for asan/e2e-check, into @buf. */
