@@ -55,11 +55,22 @@ sum_key()
 	cat "$VM_DIR"-root/e2e/scenarios/*.scenario | sed -n "s/^$1=//p" | paste -sd+ | bc
 }
 
+# The scenarios' silence limit for L0, on the wall's clock, where vmtest.sh
+# keeps it: Bochs runs the test VM and its clock (clock: sync=none) some
+# ten times slower than TCG, so there the limit is five times longer.
+l0_silence()
+{
+	local silence
+
+	silence=$(sed -n 's/^silence=//p' "$VM_DIR"-root/e2e/scenarios/*.scenario | sort -n | tail -1)
+	[ "$VMM" = bochs ] && silence=$((silence * 5))
+	echo "$silence"
+}
+
 boot_vm()
 {
 	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --cpus 1 \
-		--timeout $((L0_TIMEOUT + $(sum_key l1_timeout))) \
-		--silence "$(sed -n 's/^silence=//p' "$VM_DIR"-root/e2e/scenarios/*.scenario | sort -n | tail -1)" \
+		--timeout $((L0_TIMEOUT + $(sum_key l1_timeout))) --silence "$(l0_silence)" \
 		--add "$VM_DIR-root" --files "scripts tools/record-host" -- \
 		sh scripts/e2e/record-pair.sh "${SCENARIOS[@]}" >"$VM_DIR.log" 2>&1
 }
