@@ -47,7 +47,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -292,6 +292,11 @@ $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEB
 E2E_SCENARIOS := scripts/e2e/scenarios
 e2e-check: $(BUILD)/series.applied | deps-tools
 	+$(MAKE) -C tools/e2e-check KSRC=$(TREE) check
+
+# A guest made to hang (its QEMU stopped) is reported after the scenario's
+# silence, here 30 s, with its console's tail.
+$(RESULTS)/e2e-hang.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/hang-test.sh
 
 # Under QEMU also scenario nested, whose L1 runs tsc_nested_payload's
 # guest: guest-root.sh puts the payload from build/selftests-install into
