@@ -29,47 +29,44 @@ void report_set_prefix(const char *prefix)
 	line_prefix = prefix;
 }
 
+/* @fmt and the arguments after it, in the variadic function calling it, into @msg. */
+#define FORMAT(msg, fmt) \
+	do { \
+		va_list ap; \
+		va_start(ap, fmt); \
+		vsnprintf(msg, sizeof(msg), fmt, ap); \
+		va_end(ap); \
+	} while (0)
+
 void report_result(bool ok, const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT(msg, fmt);
 	ksft_test_result(ok, "%s: %s\n", line_prefix, msg);
 }
 
 void report_skip(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT(msg, fmt);
 	ksft_test_result_skip("%s: %s\n", line_prefix, msg);
 }
 
 void report_msg(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT(msg, fmt);
 	ksft_print_msg("%s\n", msg);
 }
 
 void report_bail(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT(msg, fmt);
 	ksft_exit_fail_msg("%s\n", msg);
 }
 

@@ -21,7 +21,6 @@ void report_skip(const char *fmt, ...) PRINTF(1, 2);
 void report_msg(const char *fmt, ...) PRINTF(1, 2);
 /* "Bail out!", the totals, exit status 1. */
 void report_bail(const char *fmt, ...) PRINTF(1, 2) __attribute__((noreturn));
-/* "1..0 # SKIP" and why, exit status 4, before any plan. */
 /* The totals; exit status 0 when every planned check passed or was skipped, else 1. */
 void report_finish(void) __attribute__((noreturn));
 
