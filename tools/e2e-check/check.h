@@ -17,6 +17,8 @@
 
 /* Problems a check describes before it only counts them. */
 #define MAX_SHOWN	10
+/* The room for a check's text, the words of its result line. */
+#define WHAT		512
 
 /* Where stage 2 finds kvm-tsc-merge and the readers of its outputs, and where it writes. */
 struct tools {

@@ -12,8 +12,6 @@
 #include "check.h"
 #include "report.h"
 
-#define WHAT	512
-
 static const char *const phase_names[] = { "before", "after" };
 
 /* The markers of guest CPU @cpu, in time order, into *@out (freed by the caller). */

@@ -13,8 +13,6 @@
 #include "check.h"
 #include "report.h"
 
-#define WHAT	512
-
 /* One L2 marker on its way down: L1's tick, then L0's, and its ucall exits. */
 struct chain_marker {
 	struct payload_marker m;

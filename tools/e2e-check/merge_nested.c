@@ -18,8 +18,6 @@
 #include "child.h"
 #include "report.h"
 
-#define WHAT	512
-
 /* mktrace's spec of L2's trace from L1's payload markers into @path. */
 static bool write_spec(const struct ctx *c, const char *path)
 {

@@ -24,7 +24,6 @@
 #include "events.h"
 #include "report.h"
 
-#define WHAT		512
 #define MAX_DEPTH	16
 #define MAX_NAME	48
 #define MAX_MACHINES	64

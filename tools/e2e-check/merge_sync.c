@@ -16,7 +16,6 @@
 #include "events.h"
 #include "report.h"
 
-#define WHAT		512
 /* record-host.sh's tracing instance, whose name trace-cmd report puts before each line. */
 #define RECORD_INSTANCE	"kvm-tsc-record:"
 /* Lines a line-by-line comparison shows of its differences. */

@@ -16,7 +16,6 @@
 #include "events.h"
 #include "report.h"
 
-#define WHAT		512
 #define MAX_ARGS	24
 
 /* The files of one run of kvm-tsc-merge in the work directory. */
