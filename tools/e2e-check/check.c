@@ -5,6 +5,7 @@
  * placed each marker among them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "report.h"
@@ -94,6 +95,30 @@ bool judge_placement(const char *label, uint64_t h, const struct port_exit *exit
 			   (unsigned long long)exits[k].ts,
 			   (unsigned long long)(k ? exits[k - 1].ts : 0));
 	return false;
+}
+
+bool judge_port_exits(const struct recording *r, uint64_t port, uint64_t vcpus, uint64_t each,
+		      const char *foreign, uint64_t *total)
+{
+	struct port_exit *exits;
+	uint64_t sum = 0;
+	unsigned int v;
+	bool ok = true;
+	size_t n;
+
+	for (v = 0; v < MAX_VCPUS; v++) {
+		n = recording_port_exits(r, v, port, &exits);
+		free(exits);
+		if (!n && (v >= vcpus || each == ANY_COUNT))
+			continue;
+		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx%s", r->name, n, v,
+			   (unsigned long long)port, v >= vcpus ? foreign : "");
+		ok &= v < vcpus && (each == ANY_COUNT || n == each);
+		sum += n;
+	}
+	if (total)
+		*total = sum;
+	return ok;
 }
 
 const char *join_path(char *buf, const char *dir, const char *name)

@@ -122,6 +122,16 @@ struct tsc_step l1_fallback(const struct ctx *c);
  */
 bool judge_placement(const char *label, uint64_t h, const struct port_exit *exits, size_t k,
 		     const struct vcpu_facts *vc, struct gap *g, unsigned int *shown);
+/* judge_port_exits' @each where only their sum counts. */
+#define ANY_COUNT	UINT64_MAX
+/*
+ * @r's kvm_exits for @port, vCPU by vCPU: a diagnostic for each vCPU with
+ * some, and for each below @vcpus unless @each is ANY_COUNT (@foreign after
+ * it for one from @vcpus on). Whether only vCPUs below @vcpus have some,
+ * each of them @each unless ANY_COUNT; their sum into @total unless NULL.
+ */
+bool judge_port_exits(const struct recording *r, uint64_t port, uint64_t vcpus, uint64_t each,
+		      const char *foreign, uint64_t *total);
 
 /* @dir/@name into @buf of PATH_MAX; a bail-out when too long. */
 const char *join_path(char *buf, const char *dir, const char *name);

@@ -105,27 +105,16 @@ void check_l1_port_exits(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
 	uint64_t expected = 2 * s->l1_markers;
-	struct port_exit *exits;
 	char what[WHAT];
-	unsigned int v;
-	bool ok = true;
-	size_t n;
+	bool ok;
 
 	snprintf(what, sizeof(what),
 		 "%s has one kvm_exit for the marker port 0x%llx per marker on each vCPU (%llu each)",
 		 c->l0->name, (unsigned long long)s->marker_port, (unsigned long long)expected);
 	if (!usable(c->l0, what))
 		return;
-	for (v = 0; v < MAX_VCPUS; v++) {
-		n = recording_port_exits(c->l0, v, s->marker_port, &exits);
-		free(exits);
-		if (v >= s->l1_vcpus && !n)
-			continue;
-		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx%s", c->l0->name, n, v,
-			   (unsigned long long)s->marker_port,
-			   v >= s->l1_vcpus ? ", a vCPU the scenario has not" : "");
-		ok &= v < s->l1_vcpus && n == expected;
-	}
+	ok = judge_port_exits(c->l0, s->marker_port, s->l1_vcpus, expected,
+			      ", a vCPU the scenario has not", NULL);
 	report_result(ok, "%s", what);
 }
 

@@ -203,55 +203,32 @@ void check_l2_markers(const struct ctx *c)
 void check_l2_exits_in_l0(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
-	uint64_t expected = s->l2_vcpus * s->l2_markers, total = 0;
-	struct port_exit *exits;
+	uint64_t expected = s->l2_vcpus * s->l2_markers, total;
 	char what[WHAT];
-	unsigned int v;
-	bool ok = true;
-	size_t n;
+	bool ok;
 
 	snprintf(what, sizeof(what),
 		 "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on L1's vCPUs (%llu in all)",
 		 c->l0->name, (unsigned long long)s->ucall_port, (unsigned long long)expected);
 	if (!usable(c->l0, what))
 		return;
-	for (v = 0; v < MAX_VCPUS; v++) {
-		n = recording_port_exits(c->l0, v, s->ucall_port, &exits);
-		free(exits);
-		if (!n)
-			continue;
-		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx%s", c->l0->name, n, v,
-			   (unsigned long long)s->ucall_port,
-			   v >= s->l1_vcpus ? ", a vCPU L1 has not" : "");
-		ok &= v < s->l1_vcpus;
-		total += n;
-	}
+	ok = judge_port_exits(c->l0, s->ucall_port, s->l1_vcpus, ANY_COUNT, ", a vCPU L1 has not",
+			      &total);
 	report_result(ok && total == expected, "%s", what);
 }
 
 void check_l2_exits_in_l1(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
-	struct port_exit *exits;
 	char what[WHAT];
-	unsigned int v;
-	bool ok = true;
-	size_t n;
+	bool ok;
 
 	snprintf(what, sizeof(what),
 		 "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on each L2 vCPU (%llu each)",
 		 c->l1->name, (unsigned long long)s->ucall_port, (unsigned long long)s->l2_markers);
 	if (!usable(c->l1, what))
 		return;
-	for (v = 0; v < MAX_VCPUS; v++) {
-		n = recording_port_exits(c->l1, v, s->ucall_port, &exits);
-		free(exits);
-		if (v >= s->l2_vcpus && !n)
-			continue;
-		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx", c->l1->name, n, v,
-			   (unsigned long long)s->ucall_port);
-		ok &= v < s->l2_vcpus && n == s->l2_markers;
-	}
+	ok = judge_port_exits(c->l1, s->ucall_port, s->l2_vcpus, s->l2_markers, "", NULL);
 	report_result(ok, "%s", what);
 }
 
