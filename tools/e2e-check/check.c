@@ -43,16 +43,25 @@ uint64_t ratio_for(uint64_t khz, uint64_t host_khz, unsigned int frac)
 	return ((unsigned __int128)khz << frac) / host_khz;
 }
 
-struct tsc_step l1_fallback(const struct ctx *c)
+unsigned int pick_frac_bits(unsigned int isa)
+{
+	return isa == ISA_VMX ? 48 : 32;
+}
+
+struct tsc_step make_fallback(uint64_t khz, uint64_t host_khz, unsigned int isa)
 {
 	struct tsc_step s = { .mult = 1 };
 
-	if (!c->s->l1_tsc_khz)
+	if (!khz)
 		return s;
-	/* KVM's fraction bits: VMX's TSC multiplier has 48, SVM's 32. */
-	s.frac = c->l0->isa == ISA_VMX ? 48 : 32;
-	s.mult = c->l0->tsc_khz ? ratio_for(c->s->l1_tsc_khz, c->l0->tsc_khz, s.frac) : 0;
+	s.frac = pick_frac_bits(isa);
+	s.mult = host_khz ? ratio_for(khz, host_khz, s.frac) : 0;
 	return s;
+}
+
+struct tsc_step l1_fallback(const struct ctx *c)
+{
+	return make_fallback(c->s->l1_tsc_khz, c->l0->tsc_khz, c->l0->isa);
 }
 
 /* Whether @h is in [entry, exit) of one of @vc's runs, which are in time order. */

@@ -113,6 +113,14 @@ void check_read(const struct ctx *c);
 bool usable(const struct recording *r, const char *what);
 /* KVM's multiplier for a guest at @khz on a host at @host_khz: 1 << @frac when @khz is 0. */
 uint64_t ratio_for(uint64_t khz, uint64_t host_khz, unsigned int frac);
+/* KVM's fraction bits for the vendor of kvm_exit's @isa: VMX's TSC multiplier has 48, SVM's 32. */
+unsigned int pick_frac_bits(unsigned int isa);
+/*
+ * The multiplier of a guest at @khz on a host at @host_khz, with the
+ * vendor's fraction bits, for a recording that shows none: unscaled when
+ * @khz is 0, unknown (0) when @host_khz is.
+ */
+struct tsc_step make_fallback(uint64_t khz, uint64_t host_khz, unsigned int isa);
 /* L1's multiplier, from the scenario, for a recording that shows none. */
 struct tsc_step l1_fallback(const struct ctx *c);
 /*

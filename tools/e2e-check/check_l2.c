@@ -39,17 +39,16 @@ struct chain {
 	struct tsc_steps l0_steps[MAX_VCPUS];
 };
 
+/* L1's TSC rate: the scenario's, else L0's own. */
+static uint64_t calc_l1_khz(const struct ctx *c)
+{
+	return c->s->l1_tsc_khz ? c->s->l1_tsc_khz : c->l0->tsc_khz;
+}
+
 /* L2's multiplier, from the scenario, for an L1 trace that shows none. */
 static struct tsc_step l2_fallback(const struct ctx *c)
 {
-	uint64_t l1_khz = c->s->l1_tsc_khz ? c->s->l1_tsc_khz : c->l0->tsc_khz;
-	struct tsc_step s = { .mult = 1 };
-
-	if (!c->s->l2_tsc_khz)
-		return s;
-	s.frac = c->l1->isa == ISA_VMX ? 48 : 32;
-	s.mult = l1_khz ? ratio_for(c->s->l2_tsc_khz, l1_khz, s.frac) : 0;
-	return s;
+	return make_fallback(c->s->l2_tsc_khz, calc_l1_khz(c), c->l1->isa);
 }
 
 /* @m's text as tsc_nested_payload wrote it into L1's trace. */
@@ -235,7 +234,7 @@ void check_l2_exits_in_l1(const struct ctx *c)
 void check_l2_multiplier(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
-	uint64_t l1_khz = s->l1_tsc_khz ? s->l1_tsc_khz : c->l0->tsc_khz, expected;
+	uint64_t l1_khz = calc_l1_khz(c), expected;
 	char what[WHAT];
 	unsigned int v;
 	bool ok = true;
@@ -481,7 +480,7 @@ static unsigned int l1_frac(const struct ctx *c, const struct tsc_steps *l1)
 {
 	if (l1->n && l1->step[l1->n - 1].frac)
 		return l1->step[l1->n - 1].frac;
-	return c->l0->isa == ISA_VMX ? 48 : 32;
+	return pick_frac_bits(c->l0->isa);
 }
 
 /*
