@@ -86,7 +86,7 @@ static bool between_exits(uint64_t h, const struct port_exit *exits, size_t k)
 	return (!k || h > exits[k - 1].ts) && h <= exits[k].ts;
 }
 
-bool judge_placement(const char *label, uint64_t h, const struct port_exit *exits, size_t k,
+bool judge_placement(const char *text, uint64_t h, const struct port_exit *exits, size_t k,
 		     const struct vcpu_facts *vc, struct gap *g, unsigned int *shown)
 {
 	bool between = between_exits(h, exits, k), inside = in_run(vc, h);
@@ -97,8 +97,8 @@ bool judge_placement(const char *label, uint64_t h, const struct port_exit *exit
 		return true;
 	}
 	if ((*shown)++ < MAX_SHOWN)
-		report_msg("%s at host tick %llu: %s%s (its port exit at %llu, the one before at %llu)",
-			   label, (unsigned long long)h, between ? "" : "not right before its port exit",
+		report_msg("'%s' at host tick %llu: %s%s (its port exit at %llu, the one before at %llu)",
+			   text, (unsigned long long)h, between ? "" : "not right before its port exit",
 			   inside ? "" : (between ? "outside every run of its vCPU" :
 					  ", outside every run of its vCPU"),
 			   (unsigned long long)exits[k].ts,

@@ -36,7 +36,7 @@ struct tools {
 /* One marker where stage 1 put it on L0's TSC, which stage 2 judges kvm-tsc-merge's outputs by. */
 struct placed_marker {
 	/* Its text in the guest's trace, from "ktt-" on, by which an output's events are searched. */
-	char text[64];
+	char text[MARKER_TEXT];
 	/* The guest CPU that wrote it: its vCPU in the outputs. */
 	unsigned int cpu;
 	/*
@@ -126,9 +126,9 @@ struct tsc_step l1_fallback(const struct ctx *c);
 /*
  * Whether host tick @h of the @k-th marker of a vCPU is after the vCPU's
  * (@k-1)-th port exit in @exits, at or before its @k-th, and inside one of
- * its runs in @vc; a diagnostic naming @label for the first problems.
+ * its runs in @vc; a diagnostic naming marker @text for the first problems.
  */
-bool judge_placement(const char *label, uint64_t h, const struct port_exit *exits, size_t k,
+bool judge_placement(const char *text, uint64_t h, const struct port_exit *exits, size_t k,
 		     const struct vcpu_facts *vc, struct gap *g, unsigned int *shown);
 /* judge_port_exits' @each where only their sum counts. */
 #define ANY_COUNT	UINT64_MAX

@@ -12,8 +12,6 @@
 #include "check.h"
 #include "report.h"
 
-static const char *const phase_names[] = { "before", "after" };
-
 /* The markers of guest CPU @cpu, in time order, into *@out (freed by the caller). */
 static size_t markers_of(const struct recording *r, unsigned int cpu, struct marker **out)
 {
@@ -29,29 +27,15 @@ static size_t markers_of(const struct recording *r, unsigned int cpu, struct mar
 	return n;
 }
 
-/* @m's text as L1 wrote it. */
-static void marker_text(char *buf, size_t size, const struct marker *m)
-{
-	snprintf(buf, size, "ktt-marker %s cpu=%u seq=%u", phase_names[m->phase], m->cpu, m->seq);
-}
-
-static void describe_marker(char *buf, size_t size, const struct marker *m)
-{
-	char text[64];
-
-	marker_text(text, sizeof(text), m);
-	snprintf(buf, size, "'%s'", text);
-}
-
 /* Whether @m is one the scenario has, recorded once, on its own CPU; @seen marks it. */
 static bool judge_marker(const struct scenario *s, const struct marker *m, bool *seen,
 			 unsigned int *shown)
 {
 	const char *problem = NULL;
-	char name[96];
+	char text[MARKER_TEXT];
 	size_t i;
 
-	describe_marker(name, sizeof(name), m);
+	marker_text(text, sizeof(text), m);
 	if (m->cpu >= s->l1_vcpus || !m->seq || m->seq > s->l1_markers) {
 		problem = "not in the scenario";
 	} else {
@@ -63,8 +47,18 @@ static bool judge_marker(const struct scenario *s, const struct marker *m, bool 
 		seen[i] = true;
 	}
 	if (problem && (*shown)++ < MAX_SHOWN)
-		report_msg("%s on CPU %d: %s", name, m->rec_cpu, problem);
+		report_msg("'%s' on CPU %d: %s", text, m->rec_cpu, problem);
 	return !problem;
+}
+
+/* "no" marker @seq of @phase of guest CPU @cpu. */
+static void report_missing(unsigned int cpu, enum phase phase, unsigned int seq)
+{
+	const struct marker m = { .cpu = cpu, .seq = seq, .phase = phase };
+	char text[MARKER_TEXT];
+
+	marker_text(text, sizeof(text), &m);
+	report_msg("no '%s'", text);
 }
 
 void check_l1_markers(const struct ctx *c)
@@ -93,8 +87,7 @@ void check_l1_markers(const struct ctx *c)
 					continue;
 				ok = false;
 				if (shown++ < MAX_SHOWN)
-					report_msg("no 'ktt-marker %s cpu=%u seq=%u'", phase_names[phase],
-						   cpu, seq);
+					report_missing(cpu, phase, seq);
 			}
 	free(seen);
 	report_msg("%s: %zu markers in all", c->l1->name, c->l1->nr_markers);
@@ -127,7 +120,7 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 	struct marker *m;
 	const char *why;
 	size_t nm, ne, k;
-	char name[96], text[64];
+	char text[MARKER_TEXT];
 	bool ok = true;
 	uint64_t h;
 
@@ -142,17 +135,16 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 		ok = false;
 	}
 	for (k = 0; k < nm && k < ne; k++) {
-		describe_marker(name, sizeof(name), &m[k]);
+		marker_text(text, sizeof(text), &m[k]);
 		if (!tsc_place(&steps, m[k].ts, &h)) {
 			if ((*shown)++ < MAX_SHOWN)
-				report_msg("%s: no TSC step of vcpu %u in %s places its %llu", name, v,
+				report_msg("'%s': no TSC step of vcpu %u in %s places its %llu", text, v,
 					   c->l0->name, (unsigned long long)m[k].ts);
 			ok = false;
 			continue;
 		}
-		marker_text(text, sizeof(text), &m[k]);
 		place_marker(c, text, v, h, 0, exits, k);
-		ok &= judge_placement(name, h, exits, k, &c->l0->vcpu[v], &gaps[m[k].phase], shown);
+		ok &= judge_placement(text, h, exits, k, &c->l0->vcpu[v], &gaps[m[k].phase], shown);
 	}
 	free(m);
 	free(exits);
@@ -185,7 +177,7 @@ void check_l1_placement(const struct ctx *c)
 		ok &= place_vcpu_markers(c, v, &fallback, gaps, &shown);
 	for (p = 0; p < 2; p++)
 		report_msg("%s markers: %u right before their port exit, at most %llu ticks before it",
-			   phase_names[p], gaps[p].n, (unsigned long long)gaps[p].max);
+			   phase_name(p), gaps[p].n, (unsigned long long)gaps[p].max);
 	report_result(ok, "%s", what);
 }
 

@@ -51,21 +51,6 @@ static struct tsc_step l2_fallback(const struct ctx *c)
 	return make_fallback(c->s->l2_tsc_khz, calc_l1_khz(c), c->l1->isa);
 }
 
-/* @m's text as tsc_nested_payload wrote it into L1's trace. */
-static void marker_text(char *buf, size_t size, const struct payload_marker *m)
-{
-	snprintf(buf, size, "ktt-n-marker cpu=%u seq=%u tsc=%llu", m->cpu, m->seq,
-		 (unsigned long long)m->tsc);
-}
-
-static void describe(char *buf, size_t size, const struct payload_marker *m)
-{
-	char text[64];
-
-	marker_text(text, sizeof(text), m);
-	snprintf(buf, size, "'%s'", text);
-}
-
 /* The ucall port exits of every vCPU in @r, and its steps, into @exits, @nr and @steps. */
 static void read_vcpus(const struct ctx *c, const struct recording *r, unsigned int vcpus,
 		       const struct tsc_step *fallback, struct port_exit **exits, size_t *nr,
@@ -167,7 +152,7 @@ void check_l2_markers(const struct ctx *c)
 	const struct recording *r = c->l1;
 	uint64_t count[MAX_VCPUS] = { 0 }, last_tsc[MAX_VCPUS] = { 0 };
 	unsigned int shown = 0, v;
-	char what[WHAT], name[96];
+	char what[WHAT], text[MARKER_TEXT];
 	bool ok = true;
 	size_t i;
 
@@ -183,8 +168,8 @@ void check_l2_markers(const struct ctx *c)
 			    (!m->seq || m->tsc > last_tsc[m->cpu]);
 
 		if (!good && shown++ < MAX_SHOWN) {
-			describe(name, sizeof(name), m);
-			report_msg("%s: not the next marker of an L2 vCPU", name);
+			payload_marker_text(text, sizeof(text), m);
+			report_msg("'%s': not the next marker of an L2 vCPU", text);
 		}
 		ok &= good;
 		if (m->cpu < s->l2_vcpus) {
@@ -394,7 +379,7 @@ void check_l2_placement(const struct ctx *c)
 	unsigned int shown = 0;
 	struct gap gap = { 0 };
 	struct chain ch;
-	char what[WHAT], name[96];
+	char what[WHAT], text[MARKER_TEXT];
 	bool ok = true;
 	size_t i;
 
@@ -407,14 +392,14 @@ void check_l2_placement(const struct ctx *c)
 	for (i = 0; i < ch.n; i++) {
 		const struct chain_marker *cm = &ch.cm[i];
 
-		describe(name, sizeof(name), &cm->m);
+		payload_marker_text(text, sizeof(text), &cm->m);
 		if (!cm->in_l1) {
 			if (shown++ < MAX_SHOWN)
-				report_msg("%s: no ucall exit of its own, or no TSC step places it", name);
+				report_msg("'%s': no ucall exit of its own, or no TSC step places it", text);
 			ok = false;
 			continue;
 		}
-		ok &= judge_placement(name, cm->h1, ch.l1_exits[cm->m.cpu], cm->k1,
+		ok &= judge_placement(text, cm->h1, ch.l1_exits[cm->m.cpu], cm->k1,
 				      &c->l1->vcpu[cm->m.cpu], &gap, &shown);
 	}
 	report_msg("%u of %zu markers right before their ucall exit in %s, at most %llu ticks before it",
@@ -428,7 +413,7 @@ void check_l2_chain(const struct ctx *c)
 	unsigned int shown = 0;
 	struct gap gap = { 0 };
 	struct chain ch;
-	char what[WHAT], name[96];
+	char what[WHAT], text[MARKER_TEXT];
 	bool ok = true;
 	size_t i;
 
@@ -441,15 +426,15 @@ void check_l2_chain(const struct ctx *c)
 	for (i = 0; i < ch.n; i++) {
 		const struct chain_marker *cm = &ch.cm[i];
 
-		describe(name, sizeof(name), &cm->m);
+		payload_marker_text(text, sizeof(text), &cm->m);
 		if (!cm->in_l0) {
 			if (shown++ < MAX_SHOWN)
-				report_msg("%s: not placed in %s, or no ucall exit of its own there",
-					   name, c->l0->name);
+				report_msg("'%s': not placed in %s, or no ucall exit of its own there",
+					   text, c->l0->name);
 			ok = false;
 			continue;
 		}
-		ok &= judge_placement(name, cm->h0, ch.l0_exits[cm->w], cm->k0, &c->l0->vcpu[cm->w],
+		ok &= judge_placement(text, cm->h0, ch.l0_exits[cm->w], cm->k0, &c->l0->vcpu[cm->w],
 				      &gap, &shown);
 	}
 	report_msg("%u of %zu markers right before their ucall exit in %s, at most %llu ticks before it",
@@ -494,25 +479,24 @@ static bool judge_direct(const struct ctx *c, const struct chain *ch, const stru
 	uint64_t exit = ch->l0_exits[cm->w][cm->k0].ts, direct;
 	const struct tsc_step *l1 = tsc_step_at(&ch->l0_steps[cm->w], exit);
 	const struct tsc_step *l2 = tsc_step_at(nested, exit);
-	char name[96], text[64];
+	char text[MARKER_TEXT];
 	double diff, bound;
 
-	describe(name, sizeof(name), &cm->m);
+	payload_marker_text(text, sizeof(text), &cm->m);
 	if (!l1 || !l2 || !tsc_host_of(l2, cm->m.tsc, &direct)) {
 		if ((*shown)++ < MAX_SHOWN)
-			report_msg("%s: no kvm_nested_tsc_offset into guest mode before its ucall exit",
-				   name);
+			report_msg("'%s': no kvm_nested_tsc_offset into guest mode before its ucall exit",
+				   text);
 		return false;
 	}
 	diff = fabs((double)(int64_t)(direct - cm->h0));
 	*worst = diff > *worst ? diff : *worst;
 	bound = chain_bound(l1, l2, direct);
-	marker_text(text, sizeof(text), &cm->m);
 	place_marker(c, text, cm->m.cpu, cm->h0, floor(bound), ch->l0_exits[cm->w], cm->k0);
 	if (diff <= bound)
 		return true;
 	if ((*shown)++ < MAX_SHOWN)
-		report_msg("%s: %llu the long way, %llu by kvm_nested_tsc_offset", name,
+		report_msg("'%s': %llu the long way, %llu by kvm_nested_tsc_offset", text,
 			   (unsigned long long)cm->h0, (unsigned long long)direct);
 	return false;
 }

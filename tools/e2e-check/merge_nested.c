@@ -22,6 +22,7 @@
 static bool write_spec(const struct ctx *c, const char *path)
 {
 	FILE *f = fopen(path, "w");
+	char text[MARKER_TEXT];
 	size_t i;
 
 	if (!f) {
@@ -32,9 +33,9 @@ static bool write_spec(const struct ctx *c, const char *path)
 	for (i = 0; i < c->l1->nr_payload_markers; i++) {
 		const struct payload_marker *m = &c->l1->payload_markers[i];
 
-		fprintf(f, "%u %llu 1 ftrace:print ip=0 buf=\"ktt-n-marker cpu=%u seq=%u tsc=%llu\"\n",
-			m->cpu, (unsigned long long)m->tsc, m->cpu, m->seq,
-			(unsigned long long)m->tsc);
+		payload_marker_text(text, sizeof(text), m);
+		fprintf(f, "%u %llu 1 ftrace:print ip=0 buf=\"%s\"\n", m->cpu,
+			(unsigned long long)m->tsc, text);
 	}
 	if (fclose(f)) {
 		report_msg("%s: %s", path, strerror(errno));

@@ -168,6 +168,22 @@ static int read_msr(struct recording *r, const struct tep_record *rec, const uin
 	return 0;
 }
 
+const char *phase_name(enum phase phase)
+{
+	return phase == PHASE_BEFORE ? "before" : "after";
+}
+
+void marker_text(char *buf, size_t size, const struct marker *m)
+{
+	snprintf(buf, size, "ktt-marker %s cpu=%u seq=%u", phase_name(m->phase), m->cpu, m->seq);
+}
+
+void payload_marker_text(char *buf, size_t size, const struct payload_marker *m)
+{
+	snprintf(buf, size, "ktt-n-marker cpu=%u seq=%u tsc=%llu", m->cpu, m->seq,
+		 (unsigned long long)m->tsc);
+}
+
 static void add_marker(struct recording *r, const struct tep_record *rec, const char *phase,
 		       unsigned int cpu, unsigned int seq)
 {

@@ -33,6 +33,12 @@ struct marker {
 	enum phase phase;
 };
 
+/*
+ * The room for a marker's text, by which the checks name it, in quotes:
+ * the longest, a ktt-n-marker's of 10, 10 and 20 digits, and its NUL.
+ */
+#define MARKER_TEXT	68
+
 /* msr:write_msr of IA32_TSC (0x10). */
 struct msr_write {
 	uint64_t ts;
@@ -154,6 +160,13 @@ struct recording {
 	int l2_runner;
 	struct vcpu_facts vcpu[MAX_VCPUS];
 };
+
+/* "before" or "after". */
+const char *phase_name(enum phase phase);
+/* @m's text as guest-init.sh wrote it into trace_marker. */
+void marker_text(char *buf, size_t size, const struct marker *m);
+/* @m's text as tsc_nested_payload wrote it into L1's trace. */
+void payload_marker_text(char *buf, size_t size, const struct payload_marker *m);
 
 /* Read DIR/NAME into @r; on failure r->error says why. */
 void recording_read(struct recording *r, const char *dir, const char *name);
