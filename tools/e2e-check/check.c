@@ -64,6 +64,17 @@ struct tsc_step l1_fallback(const struct ctx *c)
 	return make_fallback(c->s->l1_tsc_khz, c->l0->tsc_khz, c->l0->isa);
 }
 
+bool build_steps(const struct recording *r, unsigned int v, const struct tsc_step *fallback,
+		 struct tsc_steps *steps)
+{
+	const char *why;
+
+	if (!tsc_build_steps(r, v, fallback, steps, &why))
+		return true;
+	report_msg("vcpu %u: %s", v, why);
+	return false;
+}
+
 /* Whether @h is in [entry, exit) of one of @vc's runs, which are in time order. */
 static bool in_run(const struct vcpu_facts *vc, uint64_t h)
 {

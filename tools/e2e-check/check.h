@@ -123,6 +123,9 @@ unsigned int pick_frac_bits(unsigned int isa);
 struct tsc_step make_fallback(uint64_t khz, uint64_t host_khz, unsigned int isa);
 /* L1's multiplier, from the scenario, for a recording that shows none. */
 struct tsc_step l1_fallback(const struct ctx *c);
+/* tsc_build_steps of vCPU @v in @r; false, with a diagnostic saying why, when it fails. */
+bool build_steps(const struct recording *r, unsigned int v, const struct tsc_step *fallback,
+		 struct tsc_steps *steps);
 /*
  * Whether host tick @h of the @k-th marker of a vCPU is after the vCPU's
  * (@k-1)-th port exit in @exits, at or before its @k-th, and inside one of

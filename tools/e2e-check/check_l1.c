@@ -118,16 +118,13 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 	struct port_exit *exits;
 	struct tsc_steps steps;
 	struct marker *m;
-	const char *why;
 	size_t nm, ne, k;
 	char text[MARKER_TEXT];
 	bool ok = true;
 	uint64_t h;
 
-	if (tsc_build_steps(c->l0, v, fallback, &steps, &why)) {
-		report_msg("vcpu %u: %s", v, why);
+	if (!build_steps(c->l0, v, fallback, &steps))
 		return false;
-	}
 	nm = markers_of(c->l1, v, &m);
 	ne = recording_port_exits(c->l0, v, c->s->marker_port, &exits);
 	if (nm != ne) {
@@ -275,18 +272,12 @@ static const struct tsc_event *find_write(const struct recording *r, unsigned in
 					  const struct tsc_steps *steps, uint64_t value,
 					  uint64_t bound)
 {
-	const struct vcpu_facts *vc = &r->vcpu[v];
-	const struct tsc_event *found = NULL;
+	const struct tsc_event *ev, *found = NULL;
 	unsigned int n = 0;
-	size_t i;
+	uint64_t past;
+	size_t i = 0;
 
-	for (i = 0; i < vc->nr_tsc; i++) {
-		const struct tsc_event *ev = &vc->tsc[i];
-		const struct tsc_step *s = tsc_step_at(steps, ev->ts);
-
-		if (ev->kind != TSC_OFFSET || !s || !s->mult ||
-		    tsc_guest_at(s, ev->ts) - value > bound)
-			continue;
+	while ((ev = tsc_next_write(&r->vcpu[v], steps, value, bound, &i, &past))) {
 		found = ev;
 		n++;
 	}
@@ -327,7 +318,6 @@ void check_l1_tsc_offset(const struct ctx *c)
 	const struct msr_write *w[MAX_VCPUS];
 	struct tsc_step fallback;
 	struct tsc_steps steps;
-	const char *why;
 	uint64_t value;
 	char what[WHAT];
 	unsigned int v;
@@ -348,8 +338,7 @@ void check_l1_tsc_offset(const struct ctx *c)
 	}
 	fallback = l1_fallback(c);
 	for (v = 0; v < c->s->l1_vcpus; v++) {
-		if (tsc_build_steps(c->l0, v, &fallback, &steps, &why)) {
-			report_msg("vcpu %u: %s", v, why);
+		if (!build_steps(c->l0, v, &fallback, &steps)) {
 			ok = false;
 			continue;
 		}
@@ -369,25 +358,20 @@ static const char *read_multiplier(const struct recording *r, unsigned int v, ui
 				   unsigned int *frac)
 {
 	const struct vcpu_facts *vc = &r->vcpu[v];
-	size_t i;
+	const struct tsc_event *last = tsc_find_event(vc, TSC_MULTIPLIER, true);
+	struct tsc_step s;
 
-	for (i = vc->nr_tsc; i-- > 0;) {
-		if (vc->tsc[i].kind != TSC_MULTIPLIER)
-			continue;
-		*mult = vc->tsc[i].next;
-		*frac = vc->tsc[i].frac;
+	if (last) {
+		*mult = last->next;
+		*frac = last->frac;
 		return "its last kvm_write_tsc_multiplier";
 	}
-	if (!vc->snapshot.known)
+	if (!tsc_snapshot_mult(&vc->snapshot, &s))
 		return NULL;
-	if (!vc->snapshot.scaling) {
-		*mult = 1;
-		*frac = 0;
-		return "its kvm-tsc-snapshot line, without a ratio: KVM has no TSC scaling";
-	}
-	*mult = vc->snapshot.ratio;
-	*frac = vc->snapshot.frac;
-	return "its kvm-tsc-snapshot line";
+	*mult = s.mult;
+	*frac = s.frac;
+	return vc->snapshot.scaling ? "its kvm-tsc-snapshot line" :
+				      "its kvm-tsc-snapshot line, without a ratio: KVM has no TSC scaling";
 }
 
 void check_l1_multiplier(const struct ctx *c)

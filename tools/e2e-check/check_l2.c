@@ -237,7 +237,6 @@ void check_l2_multiplier(const struct ctx *c)
 	char what[WHAT];
 	unsigned int v;
 	bool ok = true;
-	size_t i;
 
 	snprintf(what, sizeof(what), "%s has each L2 vCPU's TSC multiplier for %s",
 		 c->l1->name, s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
@@ -245,12 +244,8 @@ void check_l2_multiplier(const struct ctx *c)
 	if (!usable(c->l1, what) || (s->l2_tsc_khz && !usable(c->l0, what)))
 		return;
 	for (v = 0; v < s->l2_vcpus; v++) {
-		const struct vcpu_facts *vc = &c->l1->vcpu[v];
-		const struct tsc_event *last = NULL;
+		const struct tsc_event *last = tsc_find_event(&c->l1->vcpu[v], TSC_MULTIPLIER, true);
 
-		for (i = 0; i < vc->nr_tsc; i++)
-			if (vc->tsc[i].kind == TSC_MULTIPLIER)
-				last = &vc->tsc[i];
 		if (!last) {
 			report_msg("vcpu %u: no kvm_write_tsc_multiplier", v);
 			ok = false;
@@ -331,29 +326,18 @@ static bool judge_jump_value(const struct ctx *c, const struct payload_jump *j)
 static bool judge_jump_offset(const struct ctx *c, const struct payload_jump *j,
 			      const struct tsc_step *fallback)
 {
-	const struct vcpu_facts *vc = &c->l1->vcpu[j->cpu];
+	const struct tsc_event *ev;
 	const struct tsc_step *at;
 	struct tsc_steps steps;
 	unsigned int n = 0;
 	uint64_t bound, d;
-	const char *why;
-	size_t i;
+	size_t i = 0;
 
-	if (tsc_build_steps(c->l1, j->cpu, fallback, &steps, &why)) {
-		report_msg("vcpu %u: %s", j->cpu, why);
+	if (!build_steps(c->l1, j->cpu, fallback, &steps))
 		return false;
-	}
 	at = tsc_step_at(&steps, j->ts);
 	bound = at ? tsc_guest_at(at, j->ts) - j->to : 0;
-	for (i = 0; i < vc->nr_tsc; i++) {
-		const struct tsc_event *ev = &vc->tsc[i];
-
-		at = tsc_step_at(&steps, ev->ts);
-		if (ev->kind != TSC_OFFSET || !at || !at->mult)
-			continue;
-		d = tsc_guest_at(at, ev->ts) - j->to;
-		if (d > bound)
-			continue;
+	while ((ev = tsc_next_write(&c->l1->vcpu[j->cpu], &steps, j->to, bound, &i, &d))) {
 		report_msg("vcpu %u: kvm_write_tsc_offset at %llu, next=%llu: L2's TSC there %llu ticks past the value (at most %llu, its 'ktt-n-jump' line)",
 			   j->cpu, (unsigned long long)ev->ts, (unsigned long long)ev->next,
 			   (unsigned long long)d, (unsigned long long)bound);
