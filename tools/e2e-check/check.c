@@ -28,12 +28,20 @@ void check_read(const struct ctx *c)
 		      c->l0->name, c->l1->name);
 }
 
-bool usable(const struct recording *r, const char *what)
+/* False, with a failed result naming the file and why, when @r could not be read. */
+static bool usable(const struct recording *r, const char *what)
 {
 	if (!r->error[0])
 		return true;
 	report_result(false, "%s (%s: %s)", what, r->name, r->error);
 	return false;
+}
+
+bool start_check(char *what, const struct recording *first, const struct recording *second,
+		 const char *fmt, ...)
+{
+	FORMAT_ARGS(what, WHAT, fmt);
+	return usable(first, what) && (!second || usable(second, what));
 }
 
 uint64_t ratio_for(uint64_t khz, uint64_t host_khz, unsigned int frac)

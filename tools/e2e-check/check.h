@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "recording.h"
+#include "report.h"
 #include "scenario.h"
 #include "tsc.h"
 
@@ -109,8 +110,13 @@ struct gap {
 
 /* check.c */
 void check_read(const struct ctx *c);
-/* False, with a failed result naming the file and why, when @r could not be read. */
-bool usable(const struct recording *r, const char *what);
+/*
+ * The check's words, @fmt and what follows, into @what of WHAT; false,
+ * with a failed result naming the file and why, unless @first and @second
+ * (NULL: none) could be read.
+ */
+bool start_check(char *what, const struct recording *first, const struct recording *second,
+		 const char *fmt, ...) PRINTF(4, 5);
 /* KVM's multiplier for a guest at @khz on a host at @host_khz: 1 << @frac when @khz is 0. */
 uint64_t ratio_for(uint64_t khz, uint64_t host_khz, unsigned int frac);
 /* KVM's fraction bits for the vendor of kvm_exit's @isa: VMX's TSC multiplier has 48, SVM's 32. */

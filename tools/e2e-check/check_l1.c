@@ -69,11 +69,9 @@ void check_l1_markers(const struct ctx *c)
 	char what[WHAT];
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s has %llu 'ktt-marker before' and %llu 'after' markers on each of its %llu vCPUs, each (cpu, phase, seq) once, on its own CPU",
-		 c->l1->name, (unsigned long long)s->l1_markers, (unsigned long long)s->l1_markers,
-		 (unsigned long long)s->l1_vcpus);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has %llu 'ktt-marker before' and %llu 'after' markers on each of its %llu vCPUs, each (cpu, phase, seq) once, on its own CPU",
+			 c->l1->name, (unsigned long long)s->l1_markers, (unsigned long long)s->l1_markers,
+			 (unsigned long long)s->l1_vcpus))
 		return;
 	seen = calloc(s->l1_vcpus * 2 * s->l1_markers + 1, sizeof(*seen));
 	if (!seen)
@@ -101,10 +99,8 @@ void check_l1_port_exits(const struct ctx *c)
 	char what[WHAT];
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has one kvm_exit for the marker port 0x%llx per marker on each vCPU (%llu each)",
-		 c->l0->name, (unsigned long long)s->marker_port, (unsigned long long)expected);
-	if (!usable(c->l0, what))
+	if (!start_check(what, c->l0, NULL, "%s has one kvm_exit for the marker port 0x%llx per marker on each vCPU (%llu each)",
+			 c->l0->name, (unsigned long long)s->marker_port, (unsigned long long)expected))
 		return;
 	ok = judge_port_exits(c->l0, s->marker_port, s->l1_vcpus, expected,
 			      ", a vCPU the scenario has not", NULL);
@@ -157,10 +153,8 @@ void check_l1_placement(const struct ctx *c)
 	char what[WHAT];
 	bool ok = true;
 
-	snprintf(what, sizeof(what),
-		 "every marker of %s is right before its own port exit in %s: the k-th of a vCPU, placed on L0's TSC by %s's offsets and multipliers, is inside a run of that vCPU, after its (k-1)-th marker port exit and at or before its k-th",
-		 c->l1->name, c->l0->name, c->l0->name);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "every marker of %s is right before its own port exit in %s: the k-th of a vCPU, placed on L0's TSC by %s's offsets and multipliers, is inside a run of that vCPU, after its (k-1)-th marker port exit and at or before its k-th",
+			 c->l1->name, c->l0->name, c->l0->name))
 		return;
 	fallback = l1_fallback(c);
 	if (!c->s->l1_tsc_khz)
@@ -237,10 +231,8 @@ void check_l1_tsc_write(const struct ctx *c)
 	char what[WHAT];
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has each vCPU's IA32_TSC write (msr:write_msr 0x10), all of one value: CPU 0's TSC after the 'before' markers plus %llu",
-		 c->l1->name, (unsigned long long)c->s->l1_tsc_jump);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has each vCPU's IA32_TSC write (msr:write_msr 0x10), all of one value: CPU 0's TSC after the 'before' markers plus %llu",
+			 c->l1->name, (unsigned long long)c->s->l1_tsc_jump))
 		return;
 	if (!c->l1->has_write_msr) {
 		report_skip("%s: L1's kernel has no msr:write_msr event", what);
@@ -323,10 +315,8 @@ void check_l1_tsc_offset(const struct ctx *c)
 	unsigned int v;
 	bool ok = true;
 
-	snprintf(what, sizeof(what),
-		 "%s has each vCPU's kvm_write_tsc_offset for that write: L1's TSC at the event 0 to B ticks past the value (B: to the vCPU's write_msr event), and vCPU 0's, by the previous offset, at or past the value less %llu",
-		 c->l0->name, (unsigned long long)c->s->l1_tsc_jump);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "%s has each vCPU's kvm_write_tsc_offset for that write: L1's TSC at the event 0 to B ticks past the value (B: to the vCPU's write_msr event), and vCPU 0's, by the previous offset, at or past the value less %llu",
+			 c->l0->name, (unsigned long long)c->s->l1_tsc_jump))
 		return;
 	if (!c->l1->has_write_msr) {
 		report_skip("%s: L1's kernel has no msr:write_msr event to name the value", what);
@@ -379,20 +369,18 @@ void check_l1_multiplier(const struct ctx *c)
 	const struct scenario *s = c->s;
 	unsigned int v, frac, found = 0;
 	uint64_t mult, expected;
+	char what[WHAT], rate[128];
 	const char *from;
-	char what[WHAT];
 	bool ok = true;
 
 	if (s->l1_tsc_khz)
-		snprintf(what, sizeof(what),
-			 "%s has each vCPU's TSC multiplier for L1's %llu kHz on L0's rate: 2^frac_bits * %llu / L0's kHz, rounded down",
-			 c->l0->name, (unsigned long long)s->l1_tsc_khz,
-			 (unsigned long long)s->l1_tsc_khz);
+		snprintf(rate, sizeof(rate),
+			 "L1's %llu kHz on L0's rate: 2^frac_bits * %llu / L0's kHz, rounded down",
+			 (unsigned long long)s->l1_tsc_khz, (unsigned long long)s->l1_tsc_khz);
 	else
-		snprintf(what, sizeof(what),
-			 "%s has each vCPU's TSC multiplier for L0's own rate: 1 << frac_bits",
-			 c->l0->name);
-	if (!usable(c->l0, what))
+		snprintf(rate, sizeof(rate), "L0's own rate: 1 << frac_bits");
+	if (!start_check(what, c->l0, NULL, "%s has each vCPU's TSC multiplier for %s", c->l0->name,
+			 rate))
 		return;
 	if (s->l1_tsc_khz && !c->l0->tsc_khz) {
 		report_result(false, "%s (%s tells no TSC rate of L0's)", what, c->l0->name);

@@ -170,11 +170,9 @@ void check_l2_markers(const struct ctx *c)
 	bool ok = true;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s has %llu 'ktt-n-marker' lines per vCPU of L2 (%llu), seq 0 to %llu in order, each tsc above the one before",
-		 r->name, (unsigned long long)s->l2_markers, (unsigned long long)s->l2_vcpus,
-		 (unsigned long long)s->l2_markers - 1);
-	if (!usable(r, what))
+	if (!start_check(what, r, NULL, "%s has %llu 'ktt-n-marker' lines per vCPU of L2 (%llu), seq 0 to %llu in order, each tsc above the one before",
+			 r->name, (unsigned long long)s->l2_markers, (unsigned long long)s->l2_vcpus,
+			 (unsigned long long)s->l2_markers - 1))
 		return;
 	for (i = 0; i < r->nr_payload_markers; i++) {
 		const struct payload_marker *m = &r->payload_markers[i];
@@ -205,10 +203,8 @@ void check_l2_exits_in_l0(const struct ctx *c)
 	char what[WHAT];
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on L1's vCPUs (%llu in all)",
-		 c->l0->name, (unsigned long long)s->ucall_port, (unsigned long long)expected);
-	if (!usable(c->l0, what))
+	if (!start_check(what, c->l0, NULL, "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on L1's vCPUs (%llu in all)",
+			 c->l0->name, (unsigned long long)s->ucall_port, (unsigned long long)expected))
 		return;
 	ok = judge_port_exits(c->l0, s->ucall_port, s->l1_vcpus, ANY_COUNT, ", a vCPU L1 has not",
 			      &total);
@@ -221,10 +217,8 @@ void check_l2_exits_in_l1(const struct ctx *c)
 	char what[WHAT];
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on each L2 vCPU (%llu each)",
-		 c->l1->name, (unsigned long long)s->ucall_port, (unsigned long long)s->l2_markers);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on each L2 vCPU (%llu each)",
+			 c->l1->name, (unsigned long long)s->ucall_port, (unsigned long long)s->l2_markers))
 		return;
 	ok = judge_port_exits(c->l1, s->ucall_port, s->l2_vcpus, s->l2_markers, "", NULL);
 	report_result(ok, "%s", what);
@@ -238,10 +232,9 @@ void check_l2_multiplier(const struct ctx *c)
 	unsigned int v;
 	bool ok = true;
 
-	snprintf(what, sizeof(what), "%s has each L2 vCPU's TSC multiplier for %s",
-		 c->l1->name, s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
-					      "L1's own rate: 1 << frac_bits");
-	if (!usable(c->l1, what) || (s->l2_tsc_khz && !usable(c->l0, what)))
+	if (!start_check(what, c->l1, s->l2_tsc_khz ? c->l0 : NULL, "%s has each L2 vCPU's TSC multiplier for %s", c->l1->name,
+			 s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
+					 "L1's own rate: 1 << frac_bits"))
 		return;
 	for (v = 0; v < s->l2_vcpus; v++) {
 		const struct tsc_event *last = tsc_find_event(&c->l1->vcpu[v], TSC_MULTIPLIER, true);
@@ -268,10 +261,8 @@ void check_l2_nested_offsets(const struct ctx *c)
 	unsigned int v;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s has kvm_nested_tsc_offset into guest mode on L1's vCPUs, at least once per L2 marker (%llu)",
-		 c->l0->name, (unsigned long long)expected);
-	if (!usable(c->l0, what))
+	if (!start_check(what, c->l0, NULL, "%s has kvm_nested_tsc_offset into guest mode on L1's vCPUs, at least once per L2 marker (%llu)",
+			 c->l0->name, (unsigned long long)expected))
 		return;
 	for (v = 0; v < s->l1_vcpus; v++) {
 		const struct vcpu_facts *vc = &c->l0->vcpu[v];
@@ -355,10 +346,8 @@ void check_l2_tsc_write(const struct ctx *c)
 	unsigned int v;
 	bool ok = true;
 
-	snprintf(what, sizeof(what),
-		 "%s has each L2 vCPU's TSC jump, 'ktt-n-jump' to = from + %llu between the markers around it, as one kvm_write_tsc_offset putting L2's TSC 0 to B ticks past 'to' (B: to the 'ktt-n-jump' line)",
-		 c->l1->name, (unsigned long long)c->s->l2_tsc_jump);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has each L2 vCPU's TSC jump, 'ktt-n-jump' to = from + %llu between the markers around it, as one kvm_write_tsc_offset putting L2's TSC 0 to B ticks past 'to' (B: to the 'ktt-n-jump' line)",
+			 c->l1->name, (unsigned long long)c->s->l2_tsc_jump))
 		return;
 	for (v = 0; v < c->s->l2_vcpus; v++) {
 		j = jump_of(c->l1, v);
@@ -374,7 +363,8 @@ void check_l2_tsc_write(const struct ctx *c)
 
 /*
  * Each L2 marker at level @l right before its own ucall exit there, as
- * judge_placement says; @unplaced says what a marker not placed there lacks.
+ * judge_placement says; @unplaced says what a marker not placed there
+ * lacks. The result says @what.
  */
 static void judge_level(const struct ctx *c, const char *what, enum level l, const char *unplaced)
 {
@@ -385,8 +375,6 @@ static void judge_level(const struct ctx *c, const char *what, enum level l, con
 	bool ok = true;
 	size_t i;
 
-	if (!usable(c->l1, what) || !usable(c->l0, what))
-		return;
 	build_chain(c, &ch);
 	for (i = 0; i < ch.n; i++) {
 		const struct hop *hop = &ch.cm[i].hop[l];
@@ -412,9 +400,9 @@ void check_l2_placement(const struct ctx *c)
 {
 	char what[WHAT];
 
-	snprintf(what, sizeof(what),
-		 "every L2 marker's tsc, placed on L1's TSC by %s's offsets and multipliers, is right before its own ucall exit there: inside a run of its vCPU, after the vCPU's (k-1)-th ucall exit and at or before its k-th",
-		 c->l1->name);
+	if (!start_check(what, c->l1, c->l0, "every L2 marker's tsc, placed on L1's TSC by %s's offsets and multipliers, is right before its own ucall exit there: inside a run of its vCPU, after the vCPU's (k-1)-th ucall exit and at or before its k-th",
+			 c->l1->name))
+		return;
 	judge_level(c, what, IN_L1, "no ucall exit of its own, or no TSC step places it");
 }
 
@@ -422,9 +410,9 @@ void check_l2_chain(const struct ctx *c)
 {
 	char what[WHAT], unplaced[128];
 
-	snprintf(what, sizeof(what),
-		 "every L2 marker's tsc, placed on L1's TSC by %s and then on L0's by %s, is right before its own ucall exit in %s: inside a run of L1's vCPU, after its (k-1)-th ucall exit and at or before its k-th",
-		 c->l1->name, c->l0->name, c->l0->name);
+	if (!start_check(what, c->l1, c->l0, "every L2 marker's tsc, placed on L1's TSC by %s and then on L0's by %s, is right before its own ucall exit in %s: inside a run of L1's vCPU, after its (k-1)-th ucall exit and at or before its k-th",
+			 c->l1->name, c->l0->name, c->l0->name))
+		return;
 	snprintf(unplaced, sizeof(unplaced), "not placed in %s, or no ucall exit of its own there",
 		 c->l0->name);
 	judge_level(c, what, IN_L0, unplaced);
@@ -500,10 +488,8 @@ void check_l2_direct(const struct ctx *c)
 	bool ok = true;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s's kvm_nested_tsc_offset pair gives every L2 marker the host tick of the long way through %s: the same unscaled, within Documentation/contract.md's bound scaled",
-		 c->l0->name, c->l1->name);
-	if (!usable(c->l1, what) || !usable(c->l0, what))
+	if (!start_check(what, c->l1, c->l0, "%s's kvm_nested_tsc_offset pair gives every L2 marker the host tick of the long way through %s: the same unscaled, within Documentation/contract.md's bound scaled",
+			 c->l0->name, c->l1->name))
 		return;
 	build_chain(c, &ch);
 	for (v = 0; v < c->s->l1_vcpus; v++)

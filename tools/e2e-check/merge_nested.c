@@ -83,10 +83,8 @@ void check_merge_l2(const struct ctx *c)
 	char what[WHAT], path[PATH_MAX], spec[PATH_MAX + 32];
 	int pid;
 
-	snprintf(what, sizeof(what),
-		 "kvm-tsc-merge merges %s with L2's trace (its markers from %s) as an L2 trace, --guest l2=l2.dat@PID,l2, and exits 0",
-		 c->l0->name, c->l1->name);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "kvm-tsc-merge merges %s with L2's trace (its markers from %s) as an L2 trace, --guest l2=l2.dat@PID,l2, and exits 0",
+			 c->l0->name, c->l1->name))
 		return;
 	pid = find_vmm(c);
 	if (!pid || !write_l2_trace(c, path)) {
@@ -129,9 +127,7 @@ void check_merge_l2_hint(const struct ctx *c)
 	char what[WHAT], path[PATH_MAX], spec[PATH_MAX + 32], err[PATH_MAX], hint[PATH_MAX + 64];
 	int pid;
 
-	snprintf(what, sizeof(what),
-		 "L2's trace given without ,l2 (--guest l2=l2.dat@PID): kvm-tsc-merge exits 3 and names it as recorded inside the nested guest, with the spec to give");
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "L2's trace given without ,l2 (--guest l2=l2.dat@PID): kvm-tsc-merge exits 3 and names it as recorded inside the nested guest, with the spec to give"))
 		return;
 	pid = find_vmm(c);
 	work_path(c, "l2.dat", path);

@@ -94,13 +94,10 @@ struct reader {
 static void PRINTF(2, 3) fail(struct reader *r, const char *fmt, ...)
 {
 	char msg[160];
-	va_list ap;
 
 	if (r->failures++ >= MAX_SHOWN)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	report_msg("  decoded line %lu: %s", r->nr, msg);
 }
 

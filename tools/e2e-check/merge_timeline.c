@@ -110,10 +110,8 @@ void check_merge_l1(const struct ctx *c)
 {
 	char what[WHAT], spec[PATH_MAX + 8], sync_dir[PATH_MAX];
 
-	snprintf(what, sizeof(what),
-		 "kvm-tsc-merge merges %s and %s (--guest l1=%s), its --sync-out copies beside, and exits 0",
-		 c->l0->name, c->l1->name, c->l1->name);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "kvm-tsc-merge merges %s and %s (--guest l1=%s), its --sync-out copies beside, and exits 0",
+			 c->l0->name, c->l1->name, c->l1->name))
 		return;
 	snprintf(spec, sizeof(spec), "l1=%s", c->l1->path);
 	if (mkdir(work_path(c, "sync", sync_dir), 0755) && errno != EEXIST) {

@@ -29,20 +29,11 @@ void report_set_prefix(const char *prefix)
 	line_prefix = prefix;
 }
 
-/* @fmt and the arguments after it, in the variadic function calling it, into @msg. */
-#define FORMAT(msg, fmt) \
-	do { \
-		va_list ap; \
-		va_start(ap, fmt); \
-		vsnprintf(msg, sizeof(msg), fmt, ap); \
-		va_end(ap); \
-	} while (0)
-
 void report_result(bool ok, const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
 
-	FORMAT(msg, fmt);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	ksft_test_result(ok, "%s: %s\n", line_prefix, msg);
 }
 
@@ -50,7 +41,7 @@ void report_skip(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
 
-	FORMAT(msg, fmt);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	ksft_test_result_skip("%s: %s\n", line_prefix, msg);
 }
 
@@ -58,7 +49,7 @@ void report_msg(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
 
-	FORMAT(msg, fmt);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	ksft_print_msg("%s\n", msg);
 }
 
@@ -66,7 +57,7 @@ void report_bail(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
 
-	FORMAT(msg, fmt);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	ksft_exit_fail_msg("%s\n", msg);
 }
 

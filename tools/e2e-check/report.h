@@ -6,9 +6,20 @@
 #ifndef E2E_CHECK_REPORT_H
 #define E2E_CHECK_REPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #define PRINTF(a, b)	__attribute__((format(printf, a, b)))
+
+/* In a function of PRINTF(..., n): @fmt and the arguments after it into @buf of @size. */
+#define FORMAT_ARGS(buf, size, fmt) \
+	do { \
+		va_list ap_; \
+		va_start(ap_, fmt); \
+		vsnprintf(buf, size, fmt, ap_); \
+		va_end(ap_); \
+	} while (0)
 
 void report_header(void);
 void report_plan(unsigned int nr_checks);
