@@ -187,6 +187,13 @@ void check_merge_l2(const struct ctx *c);
 void check_merge_l2_hint(const struct ctx *c);
 /* In merge_timeline.c: kvm-tsc-merge --host L0 --guest @spec, the timeline read into c->found. */
 bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir);
+/*
+ * The words of a check of kvm-tsc-merge's outputs, @fmt and what follows,
+ * into @what of WHAT; false, with a failed result saying it wrote no
+ * @outputs, unless run_merge merged a timeline.
+ */
+bool start_merge_check(char *what, const struct ctx *c, const char *outputs, const char *fmt, ...)
+	PRINTF(4, 5);
 
 /* merge_sync.c: the --sync-out copies through trace-cmd report and libkshark. */
 void check_sync_report(const struct ctx *c);

@@ -417,11 +417,10 @@ void check_perfetto(const struct ctx *c)
 	struct out_events want;
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "the Perfetto trace (-p) decodes with protoc, keeps the import rules of ftrace bundles and machines, and has the guest's events at the timeline's host ns, each marker at the checker's");
-	if (!c->found->merged || !c->l0->tsc_khz) {
-		report_result(false, "%s (%s)", what, c->found->merged ? "no TSC rate of L0's known" :
-					      "kvm-tsc-merge wrote no timeline to judge");
+	if (!start_merge_check(what, c, "timeline", "the Perfetto trace (-p) decodes with protoc, keeps the import rules of ftrace bundles and machines, and has the guest's events at the timeline's host ns, each marker at the checker's"))
+		return;
+	if (!c->l0->tsc_khz) {
+		report_result(false, "%s (no TSC rate of L0's known)", what);
 		return;
 	}
 	report_msg("L0's rate: %llu kHz, from %s", (unsigned long long)c->l0->tsc_khz,

@@ -152,15 +152,6 @@ static int read_report(const char *path, const struct placements *p, struct out_
 	return 0;
 }
 
-/* False, with a failed result, when no timeline was merged. */
-static bool merged(const struct ctx *c, const char *what)
-{
-	if (c->found->merged)
-		return true;
-	report_result(false, "%s (kvm-tsc-merge wrote no timeline and copies to judge)", what);
-	return false;
-}
-
 /* @argv's standard output into @out in the work directory, its errors beside; false unless 0. */
 static bool run_into(const struct ctx *c, char *const argv[], const char *out)
 {
@@ -183,9 +174,7 @@ void check_sync_report(const struct ctx *c)
 	struct unit hu, gu;
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)");
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)"))
 		return;
 	copy_of(c, "host.dat", host);
 	copy_of(c, "guest.dat", guest);
@@ -239,9 +228,7 @@ void check_sync_kshark(const struct ctx *c)
 	struct unit hu, gu;
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's");
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline and copies", "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's"))
 		return;
 	copy_of(c, "host.dat", host);
 	copy_of(c, "guest.dat", guest);
@@ -290,10 +277,8 @@ void check_sync_combo(const struct ctx *c)
 	unsigned int n = 0;
 	FILE *f;
 
-	snprintf(what, sizeof(what),
-		 "KernelShark's KVM combo on the copies: libkshark maps L1's %llu vCPUs, each to the thread that ran it in %s, with its kvm_entry and kvm_exit events there",
-		 (unsigned long long)c->s->l1_vcpus, c->l0->name);
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline and copies", "KernelShark's KVM combo on the copies: libkshark maps L1's %llu vCPUs, each to the thread that ran it in %s, with its kvm_entry and kvm_exit events there",
+			       (unsigned long long)c->s->l1_vcpus, c->l0->name))
 		return;
 	copy_of(c, "host.dat", host);
 	copy_of(c, "guest.dat", guest);
@@ -353,10 +338,8 @@ void check_sync_host_report(const struct ctx *c)
 	char *input[] = { "trace-cmd", "report", "-i", c->l0->path, NULL };
 	char *output[] = { "trace-cmd", "report", "-i", copy, NULL };
 
-	snprintf(what, sizeof(what),
-		 "trace-cmd report of the host copy is %s's, line for line (record-host.sh's instance name aside)",
-		 c->l0->name);
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report of the host copy is %s's, line for line (record-host.sh's instance name aside)",
+			       c->l0->name))
 		return;
 	copy_of(c, "host.dat", copy);
 	if (!run_into(c, input, "host.report") || !run_into(c, output, "sync-host.report")) {

@@ -97,12 +97,12 @@ bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir)
 	return true;
 }
 
-/* False, with a failed result, when no timeline was merged. */
-static bool merged(const struct ctx *c, const char *what)
+bool start_merge_check(char *what, const struct ctx *c, const char *outputs, const char *fmt, ...)
 {
+	FORMAT_ARGS(what, WHAT, fmt);
 	if (c->found->merged)
 		return true;
-	report_result(false, "%s (kvm-tsc-merge wrote no timeline to judge)", what);
+	report_result(false, "%s (kvm-tsc-merge wrote no %s to judge)", what, outputs);
 	return false;
 }
 
@@ -173,10 +173,8 @@ void check_merge_placement(const struct ctx *c)
 	bool ok;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "in TIMELINE.txt every marker is at the checker's host tick for it%s, on its vCPU, unmarked, and right before its own port exit: after the kvm_exit line of the one before, before its own's",
-		 p->n && p->m[0].slack ? " (within contract.md's bound of the long way)" : "");
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline", "in TIMELINE.txt every marker is at the checker's host tick for it%s, on its vCPU, unmarked, and right before its own port exit: after the kvm_exit line of the one before, before its own's",
+			       p->n && p->m[0].slack ? " (within contract.md's bound of the long way)" : ""))
 		return;
 	ok = events_judge_markers(c, tl, &ticks, true, "TIMELINE.txt");
 	for (i = 0; i < p->n; i++)
@@ -234,10 +232,8 @@ void check_merge_events(const struct ctx *c)
 	bool ok;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "TIMELINE.txt has every event of %s and of %s, the scenario's markers on each vCPU, none unplaced by the checker, and no guest event outside a run of its vCPU or fitting two TSC steps",
-		 c->l0->name, nested ? "L2's trace" : c->l1->name);
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline", "TIMELINE.txt has every event of %s and of %s, the scenario's markers on each vCPU, none unplaced by the checker, and no guest event outside a run of its vCPU or fitting two TSC steps",
+			       c->l0->name, nested ? "L2's trace" : c->l1->name))
 		return;
 	for (i = 0; i < tl->n; i++) {
 		host += tl->e[i].guest_cpu < 0;
