@@ -88,6 +88,9 @@ struct findings {
 	/* Stage 2: the merge's text timeline, once kvm-tsc-merge wrote it. */
 	bool merged;
 	struct out_events timeline;
+	/* Where kvm-tsc-merge --sync-out wrote its copies of L0's and L1's traces. */
+	char sync_host[PATH_MAX];
+	char sync_guest[PATH_MAX];
 };
 
 struct ctx {

@@ -7,7 +7,6 @@
  * vCPU's thread and its entries and exits as the checker counted them),
  * and trace-cmd report of the host copy against the input's.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +19,6 @@
 #define RECORD_INSTANCE	"kvm-tsc-record:"
 /* Lines a line-by-line comparison shows of its differences. */
 #define SHOWN_LINES	4
-
-/* The copy of @name in the sync directory, into @buf. */
-static const char *copy_of(const struct ctx *c, const char *name, char *buf)
-{
-	char sync[PATH_MAX];
-
-	return join_path(buf, work_path(c, "sync", sync), name);
-}
 
 /*
  * Where libtracecmd shows @path's times in ns, the last "MULT SHIFT
@@ -74,11 +65,11 @@ static int read_tsc2nsec(const char *path, const char *err, struct unit *u)
 /* The units the copies of L0's and L1's traces show time in. */
 static bool read_units(const struct ctx *c, struct unit *host, struct unit *guest)
 {
-	char path[PATH_MAX], err[PATH_MAX];
+	char err[PATH_MAX];
 
 	work_path(c, "trace-cmd-dump.stderr", err);
-	if (read_tsc2nsec(copy_of(c, "host.dat", path), err, host) ||
-	    read_tsc2nsec(copy_of(c, "guest.dat", path), err, guest))
+	if (read_tsc2nsec(c->found->sync_host, err, host) ||
+	    read_tsc2nsec(c->found->sync_guest, err, guest))
 		return false;
 	if (host->kind == UNIT_TSC2NSEC)
 		report_msg("the copies have TSC2NSEC (%llu >> %u, %llu >> %u): times compared in ns",
@@ -134,16 +125,13 @@ static int parse_report_line(const char *line, const struct placements *p, struc
 /* The events of trace-cmd report's output @path (its header lines aside) into @l. */
 static int read_report(const char *path, const struct placements *p, struct out_events *l)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = events_open(path, l);
 	struct out_event e;
 	char *line = NULL;
 	size_t size = 0;
 
-	*l = (struct out_events){ 0 };
-	if (!f) {
-		report_msg("%s: %s", path, strerror(errno));
+	if (!f)
 		return -1;
-	}
 	while (getline(&line, &size, f) > 0)
 		if (!parse_report_line(line, p, &e))
 			events_add(l, &e);
@@ -166,45 +154,50 @@ static bool run_into(const struct ctx *c, char *const argv[], const char *out)
 	return !status;
 }
 
-void check_sync_report(const struct ctx *c)
+/* How one reader of the copies writes their events, to be read back from @path into @l. */
+typedef int (*read_fn)(const char *path, const struct placements *p, struct out_events *l);
+
+/* @argv's output @out, read back by @read, against the timeline as @v says it shows it. */
+static bool judge_copies(const struct ctx *c, char *const argv[], const char *out, read_fn read,
+			 const struct view *v)
 {
-	char what[WHAT], host[PATH_MAX], guest[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { "trace-cmd", "report", "-N", "-t", "-i", host, "-i", guest, NULL };
-	struct out_events want, got;
+	struct out_events got;
+	char path[PATH_MAX];
 	struct unit hu, gu;
 	bool ok;
 
-	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)"))
-		return;
-	copy_of(c, "host.dat", host);
-	copy_of(c, "guest.dat", guest);
-	if (!read_units(c, &hu, &gu) || !run_into(c, argv, "sync-report.txt") ||
-	    read_report(work_path(c, "sync-report.txt", out), &c->found->placed, &got)) {
-		report_result(false, "%s", what);
-		return;
-	}
-	events_convert(&c->found->timeline, &hu, &gu, false, &want);
-	ok = events_compare(&want, &got, "trace-cmd report");
-	ok &= events_judge_markers(c, &got, &gu, true, "trace-cmd report");
-	events_free(&want);
+	if (!read_units(c, &hu, &gu) || !run_into(c, argv, out) ||
+	    read(work_path(c, out, path), &c->found->placed, &got))
+		return false;
+	ok = events_judge_output(c, &got, &hu, &gu, v);
 	events_free(&got);
-	report_result(ok, "%s", what);
+	return ok;
 }
 
-/* kshark-times' "TIME CPU EVENT" lines of the guest stream at @path into @l. */
-static int read_kshark(const char *path, struct out_events *l)
+void check_sync_report(const struct ctx *c)
 {
-	FILE *f = fopen(path, "r");
+	static const struct view report = { "trace-cmd report", .by_text = true };
+	char *argv[] = { "trace-cmd", "report", "-N", "-t", "-i", c->found->sync_host, "-i",
+			 c->found->sync_guest, NULL };
+	char what[WHAT];
+
+	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)"))
+		return;
+	report_result(judge_copies(c, argv, "sync-report.txt", read_report, &report), "%s", what);
+}
+
+/* kshark-times' "TIME CPU EVENT" lines of the guest stream at @path into @l (no marker's text). */
+static int read_kshark(const char *path, const struct placements *p, struct out_events *l)
+{
+	FILE *f = events_open(path, l);
 	struct out_event e = { .marker = MARKER_NONE };
 	unsigned long long ts;
 	char line[256];
 	int nr = 0;
 
-	*l = (struct out_events){ 0 };
-	if (!f) {
-		report_msg("%s: %s", path, strerror(errno));
+	(void)p;
+	if (!f)
 		return -1;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		nr++;
 		if (sscanf(line, "%llu %d %31s", &ts, &e.cpu, e.event) != 3) {
@@ -222,30 +215,16 @@ static int read_kshark(const char *path, struct out_events *l)
 
 void check_sync_kshark(const struct ctx *c)
 {
-	char what[WHAT], host[PATH_MAX], guest[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { (char *)c->t->kshark_times, host, guest, NULL };
-	struct out_events want, got;
-	struct unit hu, gu;
-	bool ok;
+	/* libkshark orders events of one time its own way. */
+	static const struct view stream = { "libkshark's guest stream", .guest_only = true,
+					    .own_order = true };
+	char *argv[] = { (char *)c->t->kshark_times, c->found->sync_host, c->found->sync_guest,
+			 NULL };
+	char what[WHAT];
 
 	if (!start_merge_check(what, c, "timeline and copies", "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's"))
 		return;
-	copy_of(c, "host.dat", host);
-	copy_of(c, "guest.dat", guest);
-	if (!read_units(c, &hu, &gu) || !run_into(c, argv, "kshark.txt") ||
-	    read_kshark(work_path(c, "kshark.txt", out), &got)) {
-		report_result(false, "%s", what);
-		return;
-	}
-	events_convert(&c->found->timeline, &hu, &gu, true, &want);
-	/* libkshark orders events of one time its own way. */
-	events_sort(&want);
-	events_sort(&got);
-	ok = events_compare(&want, &got, "libkshark's guest stream");
-	ok &= events_judge_markers(c, &got, &gu, false, "libkshark's guest stream");
-	events_free(&want);
-	events_free(&got);
-	report_result(ok, "%s", what);
+	report_result(judge_copies(c, argv, "kshark.txt", read_kshark, &stream), "%s", what);
 }
 
 /* One "NAME vcpu N tid T stream S kvm_entry E kvm_exit X" line against L0's trace. */
@@ -271,8 +250,9 @@ static bool judge_combo_line(const struct ctx *c, const char *line, bool *seen)
 
 void check_sync_combo(const struct ctx *c)
 {
-	char what[WHAT], host[PATH_MAX], guest[PATH_MAX], out[PATH_MAX], line[256];
-	char *argv[] = { (char *)c->t->kshark_times, "--combo", host, guest, NULL };
+	char *argv[] = { (char *)c->t->kshark_times, "--combo", c->found->sync_host,
+			 c->found->sync_guest, NULL };
+	char what[WHAT], out[PATH_MAX], line[256];
 	bool seen[MAX_VCPUS] = { false }, ok;
 	unsigned int n = 0;
 	FILE *f;
@@ -280,8 +260,6 @@ void check_sync_combo(const struct ctx *c)
 	if (!start_merge_check(what, c, "timeline and copies", "KernelShark's KVM combo on the copies: libkshark maps L1's %llu vCPUs, each to the thread that ran it in %s, with its kvm_entry and kvm_exit events there",
 			       (unsigned long long)c->s->l1_vcpus, c->l0->name))
 		return;
-	copy_of(c, "host.dat", host);
-	copy_of(c, "guest.dat", guest);
 	ok = run_into(c, argv, "kshark-combo.txt");
 	f = fopen(work_path(c, "kshark-combo.txt", out), "r");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -334,14 +312,13 @@ static bool compare_reports(const char *a_path, const char *b_path)
 
 void check_sync_host_report(const struct ctx *c)
 {
-	char what[WHAT], copy[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
 	char *input[] = { "trace-cmd", "report", "-i", c->l0->path, NULL };
-	char *output[] = { "trace-cmd", "report", "-i", copy, NULL };
+	char *output[] = { "trace-cmd", "report", "-i", c->found->sync_host, NULL };
+	char what[WHAT], a[PATH_MAX], b[PATH_MAX];
 
 	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report of the host copy is %s's, line for line (record-host.sh's instance name aside)",
 			       c->l0->name))
 		return;
-	copy_of(c, "host.dat", copy);
 	if (!run_into(c, input, "host.report") || !run_into(c, output, "sync-host.report")) {
 		report_result(false, "%s", what);
 		return;

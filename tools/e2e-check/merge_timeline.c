@@ -25,26 +25,27 @@ struct merge_files {
 	char err[PATH_MAX];
 };
 
-static void name_files(const struct ctx *c, struct merge_files *f)
+/* The run's files into @f, and the copies it writes into @sync_dir (NULL: none) into c->found. */
+static void name_files(const struct ctx *c, struct merge_files *f, const char *sync_dir)
 {
 	work_path(c, "TIMELINE.txt", f->timeline);
 	work_path(c, "SUMMARY.txt", f->summary);
 	work_path(c, "merge.stderr", f->err);
+	if (!sync_dir)
+		return;
+	join_path(c->found->sync_host, sync_dir, "host.dat");
+	join_path(c->found->sync_guest, sync_dir, "guest.dat");
 }
 
 /* Remove what an earlier run left, so that a failed merge leaves no output to judge. */
-static void remove_outputs(const struct merge_files *f, const char *sync_dir)
+static void remove_outputs(const struct ctx *c, const struct merge_files *f, bool sync)
 {
-	char path[PATH_MAX];
-
 	unlink(f->timeline);
 	unlink(f->summary);
-	if (!sync_dir)
+	if (!sync)
 		return;
-	snprintf(path, sizeof(path), "%s/host.dat", sync_dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/guest.dat", sync_dir);
-	unlink(path);
+	unlink(c->found->sync_host);
+	unlink(c->found->sync_guest);
 }
 
 /* Its "total:" line, and what it printed on standard error. */
@@ -74,8 +75,8 @@ bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir)
 	struct merge_files f;
 	int n = 8, status;
 
-	name_files(c, &f);
-	remove_outputs(&f, sync_dir);
+	name_files(c, &f, sync_dir);
+	remove_outputs(c, &f, sync_dir != NULL);
 	argv[n++] = "--summary";
 	argv[n++] = f.summary;
 	argv[n++] = "--output";
