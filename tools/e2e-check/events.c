@@ -131,7 +131,8 @@ FILE *events_open(const char *path, struct out_events *l)
 	return f;
 }
 
-int events_read_timeline(const char *path, const struct placements *p, struct out_events *l)
+int events_read(const char *path, const struct placements *p, parse_fn parse, const char *shape,
+		struct out_events *l)
 {
 	FILE *f = events_open(path, l);
 	struct out_event e;
@@ -143,21 +144,27 @@ int events_read_timeline(const char *path, const struct placements *p, struct ou
 		return -1;
 	while (!ret && getline(&line, &size, f) > 0) {
 		nr++;
-		if (parse_timeline_line(line, p, &e)) {
+		if (!parse(line, p, &e)) {
+			events_add(l, &e);
+		} else if (shape) {
 			line[strcspn(line, "\n")] = '\0';
-			report_msg("%s:%d: not 'TIME SOURCE [CPU] EVENT: INFO': %.80s", path, nr, line);
+			report_msg("%s:%d: not '%s': %.80s", path, nr, shape, line);
 			ret = -1;
-			break;
 		}
-		events_add(l, &e);
 	}
 	free(line);
 	fclose(f);
-	if (!ret && !l->n) {
-		report_msg("%s: no events", path);
-		ret = -1;
-	}
 	return ret;
+}
+
+int events_read_timeline(const char *path, const struct placements *p, struct out_events *l)
+{
+	if (events_read(path, p, parse_timeline_line, "TIME SOURCE [CPU] EVENT: INFO", l))
+		return -1;
+	if (l->n)
+		return 0;
+	report_msg("%s: no events", path);
+	return -1;
 }
 
 /*

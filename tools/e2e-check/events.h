@@ -39,6 +39,16 @@ int events_marker_of(const struct placements *p, const char *info);
 
 /* @path opened to be read into @l, emptied; NULL, with a diagnostic, when it cannot be. */
 FILE *events_open(const char *path, struct out_events *l);
+/* One line of an output into @e, its marker found in @p; -1 when it shows no event. */
+typedef int (*parse_fn)(const char *line, const struct placements *p, struct out_event *e);
+/*
+ * The events of the output at @path, line by line by @parse, into @l. A
+ * line that shows no event is passed over, or, when @shape says what each
+ * line must be, ends the reading with a diagnostic quoting it. -1 when
+ * @path could not be read, or a line ended the reading.
+ */
+int events_read(const char *path, const struct placements *p, parse_fn parse, const char *shape,
+		struct out_events *l);
 /*
  * kvm-tsc-merge's text timeline (--fields time,source,cpu,event,info) at
  * @path into @l, its markers found; -1, with a diagnostic naming the file

@@ -125,19 +125,7 @@ static int parse_report_line(const char *line, const struct placements *p, struc
 /* The events of trace-cmd report's output @path (its header lines aside) into @l. */
 static int read_report(const char *path, const struct placements *p, struct out_events *l)
 {
-	FILE *f = events_open(path, l);
-	struct out_event e;
-	char *line = NULL;
-	size_t size = 0;
-
-	if (!f)
-		return -1;
-	while (getline(&line, &size, f) > 0)
-		if (!parse_report_line(line, p, &e))
-			events_add(l, &e);
-	free(line);
-	fclose(f);
-	return 0;
+	return events_read(path, p, parse_report_line, NULL, l);
 }
 
 /* @argv's standard output into @out in the work directory, its errors beside; false unless 0. */
