@@ -83,20 +83,19 @@ bool build_steps(const struct recording *r, unsigned int v, const struct tsc_ste
 	return false;
 }
 
-/* Whether @h is in [entry, exit) of one of @vc's runs, which are in time order. */
+/* Where host tick *@key is against run @elem: before it, in it, or after it. */
+static int cmp_run(const void *key, const void *elem)
+{
+	const uint64_t h = *(const uint64_t *)key;
+	const struct run *r = elem;
+
+	return h < r->entry ? -1 : h >= r->exit;
+}
+
+/* Whether @h is in [entry, exit) of one of @vc's runs, which are in time order and apart. */
 static bool in_run(const struct vcpu_facts *vc, uint64_t h)
 {
-	size_t lo = 0, hi = vc->nr_runs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (vc->runs[mid].entry <= h)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && h < vc->runs[lo - 1].exit;
+	return vc->nr_runs && bsearch(&h, vc->runs, vc->nr_runs, sizeof(*vc->runs), cmp_run);
 }
 
 /* Whether the (@k-1)-th exit < @h <= the @k-th. */
