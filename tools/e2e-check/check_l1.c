@@ -172,6 +172,15 @@ void check_l1_placement(const struct ctx *c)
 	report_result(ok, "%s", what);
 }
 
+/* False, with a skip of check @what, which it would @use, unless L1's kernel has msr:write_msr. */
+static bool has_write_msr(const struct ctx *c, const char *what, const char *use)
+{
+	if (c->l1->has_write_msr)
+		return true;
+	report_skip("%s: L1's kernel has no msr:write_msr event%s", what, use);
+	return false;
+}
+
 /* The one IA32_TSC write recorded on CPU @cpu; NULL, with a diagnostic, unless one. */
 static const struct msr_write *write_on(const struct recording *r, unsigned int cpu)
 {
@@ -232,12 +241,9 @@ void check_l1_tsc_write(const struct ctx *c)
 	bool ok;
 
 	if (!start_check(what, c->l1, NULL, "%s has each vCPU's IA32_TSC write (msr:write_msr 0x10), all of one value: CPU 0's TSC after the 'before' markers plus %llu",
-			 c->l1->name, (unsigned long long)c->s->l1_tsc_jump))
+			 c->l1->name, (unsigned long long)c->s->l1_tsc_jump) ||
+	    !has_write_msr(c, what, ""))
 		return;
-	if (!c->l1->has_write_msr) {
-		report_skip("%s: L1's kernel has no msr:write_msr event", what);
-		return;
-	}
 	ok = read_written_value(c, w, &value);
 	if (!ok) {
 		report_result(false, "%s", what);
@@ -316,12 +322,9 @@ void check_l1_tsc_offset(const struct ctx *c)
 	bool ok = true;
 
 	if (!start_check(what, c->l0, c->l1, "%s has each vCPU's kvm_write_tsc_offset for that write: L1's TSC at the event 0 to B ticks past the value (B: to the vCPU's write_msr event), and vCPU 0's, by the previous offset, at or past the value less %llu",
-			 c->l0->name, (unsigned long long)c->s->l1_tsc_jump))
+			 c->l0->name, (unsigned long long)c->s->l1_tsc_jump) ||
+	    !has_write_msr(c, what, " to name the value"))
 		return;
-	if (!c->l1->has_write_msr) {
-		report_skip("%s: L1's kernel has no msr:write_msr event to name the value", what);
-		return;
-	}
 	if (!read_written_value(c, w, &value)) {
 		report_result(false, "%s (no one value written in %s)", what, c->l1->name);
 		return;

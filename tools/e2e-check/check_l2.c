@@ -232,8 +232,8 @@ void check_l2_multiplier(const struct ctx *c)
 	unsigned int v;
 	bool ok = true;
 
-	if (!start_check(what, c->l1, s->l2_tsc_khz ? c->l0 : NULL, "%s has each L2 vCPU's TSC multiplier for %s", c->l1->name,
-			 s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
+	if (!start_check(what, c->l1, s->l2_tsc_khz ? c->l0 : NULL, "%s has each L2 vCPU's TSC multiplier for %s",
+			 c->l1->name, s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
 					 "L1's own rate: 1 << frac_bits"))
 		return;
 	for (v = 0; v < s->l2_vcpus; v++) {
@@ -338,10 +338,20 @@ static bool judge_jump_offset(const struct ctx *c, const struct payload_jump *j,
 	return n == 1;
 }
 
+/* L2 vCPU @v's one 'ktt-n-jump' line: its value, and the kvm_write_tsc_offset that made it. */
+static bool judge_jump(const struct ctx *c, unsigned int v, const struct tsc_step *fallback)
+{
+	const struct payload_jump *j = jump_of(c->l1, v);
+
+	if (j)
+		return judge_jump_value(c, j) && judge_jump_offset(c, j, fallback);
+	report_msg("vcpu %u: not one 'ktt-n-jump' line", v);
+	return false;
+}
+
 void check_l2_tsc_write(const struct ctx *c)
 {
 	struct tsc_step fallback = l2_fallback(c);
-	const struct payload_jump *j;
 	char what[WHAT];
 	unsigned int v;
 	bool ok = true;
@@ -349,15 +359,8 @@ void check_l2_tsc_write(const struct ctx *c)
 	if (!start_check(what, c->l1, NULL, "%s has each L2 vCPU's TSC jump, 'ktt-n-jump' to = from + %llu between the markers around it, as one kvm_write_tsc_offset putting L2's TSC 0 to B ticks past 'to' (B: to the 'ktt-n-jump' line)",
 			 c->l1->name, (unsigned long long)c->s->l2_tsc_jump))
 		return;
-	for (v = 0; v < c->s->l2_vcpus; v++) {
-		j = jump_of(c->l1, v);
-		if (!j) {
-			report_msg("vcpu %u: not one 'ktt-n-jump' line", v);
-			ok = false;
-			continue;
-		}
-		ok &= judge_jump_value(c, j) && judge_jump_offset(c, j, &fallback);
-	}
+	for (v = 0; v < c->s->l2_vcpus; v++)
+		ok &= judge_jump(c, v, &fallback);
 	report_result(ok, "%s", what);
 }
 
