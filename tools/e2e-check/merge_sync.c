@@ -142,36 +142,42 @@ static bool run_into(const struct ctx *c, char *const argv[], const char *out)
 	return !status;
 }
 
-/* How one reader of the copies writes their events, to be read back from @path into @l. */
-typedef int (*read_fn)(const char *path, const struct placements *p, struct out_events *l);
+/* A tool that reads the copies: its output in the work directory, read back, and what it shows. */
+struct copy_reader {
+	const char *out;
+	int (*read)(const char *path, const struct placements *p, struct out_events *l);
+	struct view view;
+};
 
-/* @argv's output @out, read back by @read, against the timeline as @v says it shows it. */
-static bool judge_copies(const struct ctx *c, char *const argv[], const char *out, read_fn read,
-			 const struct view *v)
+/* The check of @words: @argv, the tool @r, on the copies, against the timeline. */
+static void judge_copies(const struct ctx *c, char *const argv[], const struct copy_reader *r,
+			 const char *words)
 {
 	struct out_events got;
-	char path[PATH_MAX];
+	char what[WHAT], path[PATH_MAX];
 	struct unit hu, gu;
-	bool ok;
 
-	if (!read_units(c, &hu, &gu) || !run_into(c, argv, out) ||
-	    read(work_path(c, out, path), &c->found->placed, &got))
-		return false;
-	ok = events_judge_output(c, &got, &hu, &gu, v);
+	if (!start_merge_check(what, c, "timeline and copies", "%s", words))
+		return;
+	if (!read_units(c, &hu, &gu) || !run_into(c, argv, r->out) ||
+	    r->read(work_path(c, r->out, path), &c->found->placed, &got)) {
+		report_result(false, "%s", what);
+		return;
+	}
+	report_result(events_judge_output(c, &got, &hu, &gu, &r->view), "%s", what);
 	events_free(&got);
-	return ok;
 }
 
 void check_sync_report(const struct ctx *c)
 {
-	static const struct view report = { "trace-cmd report", .by_text = true };
+	static const struct copy_reader report = {
+		"sync-report.txt", read_report, { "trace-cmd report", .by_text = true }
+	};
 	char *argv[] = { "trace-cmd", "report", "-N", "-t", "-i", c->found->sync_host, "-i",
 			 c->found->sync_guest, NULL };
-	char what[WHAT];
 
-	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)"))
-		return;
-	report_result(judge_copies(c, argv, "sync-report.txt", read_report, &report), "%s", what);
+	judge_copies(c, argv, &report,
+		     "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)");
 }
 
 /* kshark-times' "TIME CPU EVENT" lines of the guest stream at @path into @l (no marker's text). */
@@ -203,16 +209,16 @@ static int read_kshark(const char *path, const struct placements *p, struct out_
 
 void check_sync_kshark(const struct ctx *c)
 {
-	/* libkshark orders events of one time its own way. */
-	static const struct view stream = { "libkshark's guest stream", .guest_only = true,
-					    .own_order = true };
+	/* The guest's stream, which orders events of one time its own way. */
+	static const struct copy_reader kshark = {
+		"kshark.txt", read_kshark,
+		{ "libkshark's guest stream", .guest_only = true, .own_order = true }
+	};
 	char *argv[] = { (char *)c->t->kshark_times, c->found->sync_host, c->found->sync_guest,
 			 NULL };
-	char what[WHAT];
 
-	if (!start_merge_check(what, c, "timeline and copies", "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's"))
-		return;
-	report_result(judge_copies(c, argv, "kshark.txt", read_kshark, &stream), "%s", what);
+	judge_copies(c, argv, &kshark,
+		     "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's");
 }
 
 /* One "NAME vcpu N tid T stream S kvm_entry E kvm_exit X" line against L0's trace. */
