@@ -51,7 +51,7 @@ static bool judge_marker(const struct scenario *s, const struct marker *m, bool 
 	return !problem;
 }
 
-/* "no" marker @seq of @phase of guest CPU @cpu. */
+/* The diagnostic for a missing marker: @seq of @phase of guest CPU @cpu. */
 static void report_missing(unsigned int cpu, enum phase phase, unsigned int seq)
 {
 	const struct marker m = { .cpu = cpu, .seq = seq, .phase = phase };
@@ -172,7 +172,7 @@ void check_l1_placement(const struct ctx *c)
 	report_result(ok, "%s", what);
 }
 
-/* False, with a skip of check @what, which it would @use, unless L1's kernel has msr:write_msr. */
+/* False, with check @what skipped, unless L1's kernel has msr:write_msr (@use: what for). */
 static bool has_write_msr(const struct ctx *c, const char *what, const char *use)
 {
 	if (c->l1->has_write_msr)
@@ -382,8 +382,8 @@ void check_l1_multiplier(const struct ctx *c)
 			 (unsigned long long)s->l1_tsc_khz, (unsigned long long)s->l1_tsc_khz);
 	else
 		snprintf(rate, sizeof(rate), "L0's own rate: 1 << frac_bits");
-	if (!start_check(what, c->l0, NULL, "%s has each vCPU's TSC multiplier for %s", c->l0->name,
-			 rate))
+	if (!start_check(what, c->l0, NULL, "%s has each vCPU's TSC multiplier for %s",
+			 c->l0->name, rate))
 		return;
 	if (s->l1_tsc_khz && !c->l0->tsc_khz) {
 		report_result(false, "%s (%s tells no TSC rate of L0's)", what, c->l0->name);

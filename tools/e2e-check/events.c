@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * events.c: kvm-tsc-merge's outputs as lists of events (time, source, CPU,
- * event, the marker it is), its text timeline read into one, and the two
- * judgments stage 2 makes of a list: event by event against the
- * timeline, and each marker at the checker's own host tick for it.
+ * event, the marker it is), read line by line, and the two judgments
+ * stage 2 makes of a list: event by event against the timeline, and each
+ * marker at the checker's own host tick for it.
  */
 #include <errno.h>
 #include <stdio.h>

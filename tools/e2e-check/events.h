@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * events.h: an output of kvm-tsc-merge as a list of events, in the units
- * it shows time in; two lists compared event by event; the markers of a
- * list judged by the checker's own placement of them.
+ * it shows time in, read line by line; an output compared with the
+ * timeline event by event, and its markers judged by the checker's own
+ * placement of them.
  */
 #ifndef E2E_CHECK_EVENTS_H
 #define E2E_CHECK_EVENTS_H

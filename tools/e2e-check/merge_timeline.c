@@ -4,7 +4,8 @@
  * mode's files (L1's trace as a guest of L0's in modes own, agent and
  * late, with its --sync-out copies; in mode nested, L2's markers as an L2
  * trace), its text timeline judged by the checker's own placement of each
- * marker, and its count of every event.
+ * marker, and its count of every event; and how every check of its
+ * outputs starts.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * recording.c: read one trace.dat with libtracecmd, every buffer in time
  * order and every timestamp raw, and keep what the checks judge: markers,
  * IA32_TSC writes, payload lines, I/O exits, vCPU runs and threads, TSC
- * events, and who made which thread.
+ * events, and who made which thread; and a marker's text written back.
  */
 #include <errno.h>
 #include <stdio.h>

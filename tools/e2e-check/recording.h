@@ -3,7 +3,8 @@
  * recording.h: what the checker takes from one trace.dat, read once with
  * libtracecmd and libtraceevent: the markers and TSC writes of the level
  * that recorded it, and, where that level is a KVM host, its guests' port
- * exits, runs and TSC offsets and multipliers, every timestamp raw.
+ * exits, runs and TSC offsets and multipliers, every timestamp raw; and
+ * the markers' texts as they were written.
  */
 #ifndef E2E_CHECK_RECORDING_H
 #define E2E_CHECK_RECORDING_H

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * report.h: the checker's KTAP output, through kselftest.h's helpers,
- * which keep their counts in statics and so live in report.c alone.
+ * which keep their counts in statics and so live in report.c alone; and
+ * the formatting of a variadic message, which its callers share.
  */
 #ifndef E2E_CHECK_REPORT_H
 #define E2E_CHECK_REPORT_H

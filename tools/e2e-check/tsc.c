@@ -2,7 +2,8 @@
 /*
  * tsc.c: guest = ((host * mult) >> frac) + offset modulo 2^64, the product
  * in 128 bits, and its inverse rounded up, in integers only; and the
- * steps of a vCPU rebuilt from a host recording's TSC events.
+ * steps of a vCPU rebuilt from a host recording's TSC events, and those
+ * events searched.
  */
 #include <stdlib.h>
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tsc.h: a guest's TSC as a function of its host's, step by step: the
- * formula KVM applies, its inverse, and which step holds a guest value.
+ * formula KVM applies, its inverse, which step holds a guest value, and
+ * the TSC events of a vCPU that make the steps.
  */
 #ifndef E2E_CHECK_TSC_H
 #define E2E_CHECK_TSC_H
