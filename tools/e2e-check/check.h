@@ -12,11 +12,14 @@
 #include <stdint.h>
 
 #include "recording.h"
+#include "report.h"
 #include "scenario.h"
 #include "tsc.h"
 
 /* Problems a check describes before it only counts them. */
 #define MAX_SHOWN	10
+/* The room for a check's text, the words of its result line. */
+#define WHAT		512
 
 /* Where stage 2 finds kvm-tsc-merge and the readers of its outputs, and where it writes. */
 struct tools {
@@ -34,7 +37,7 @@ struct tools {
 /* One marker where stage 1 put it on L0's TSC, which stage 2 judges kvm-tsc-merge's outputs by. */
 struct placed_marker {
 	/* Its text in the guest's trace, from "ktt-" on, by which an output's events are searched. */
-	char text[64];
+	char text[MARKER_TEXT];
 	/* The guest CPU that wrote it: its vCPU in the outputs. */
 	unsigned int cpu;
 	/*
@@ -85,6 +88,9 @@ struct findings {
 	/* Stage 2: the merge's text timeline, once kvm-tsc-merge wrote it. */
 	bool merged;
 	struct out_events timeline;
+	/* Where kvm-tsc-merge --sync-out wrote its copies of L0's and L1's traces. */
+	char sync_host[PATH_MAX];
+	char sync_guest[PATH_MAX];
 };
 
 struct ctx {
@@ -107,19 +113,45 @@ struct gap {
 
 /* check.c */
 void check_read(const struct ctx *c);
-/* False, with a failed result naming the file and why, when @r could not be read. */
-bool usable(const struct recording *r, const char *what);
+/*
+ * The check's words, @fmt and what follows, into @what of WHAT; false,
+ * with a failed result naming the file and why, unless @first and @second
+ * (NULL: none) could be read.
+ */
+bool start_check(char *what, const struct recording *first, const struct recording *second,
+		 const char *fmt, ...) PRINTF(4, 5);
 /* KVM's multiplier for a guest at @khz on a host at @host_khz: 1 << @frac when @khz is 0. */
 uint64_t ratio_for(uint64_t khz, uint64_t host_khz, unsigned int frac);
+/* KVM's fraction bits for the vendor of kvm_exit's @isa: VMX's TSC multiplier has 48, SVM's 32. */
+unsigned int pick_frac_bits(unsigned int isa);
+/*
+ * The multiplier of a guest at @khz on a host at @host_khz, with the
+ * vendor's fraction bits, for a recording that shows none: unscaled when
+ * @khz is 0, unknown (0) when @host_khz is.
+ */
+struct tsc_step make_fallback(uint64_t khz, uint64_t host_khz, unsigned int isa);
 /* L1's multiplier, from the scenario, for a recording that shows none. */
 struct tsc_step l1_fallback(const struct ctx *c);
+/* tsc_build_steps of vCPU @v in @r; false, with a diagnostic saying why, when it fails. */
+bool build_steps(const struct recording *r, unsigned int v, const struct tsc_step *fallback,
+		 struct tsc_steps *steps);
 /*
  * Whether host tick @h of the @k-th marker of a vCPU is after the vCPU's
  * (@k-1)-th port exit in @exits, at or before its @k-th, and inside one of
- * its runs in @vc; a diagnostic naming @label for the first problems.
+ * its runs in @vc; a diagnostic naming marker @text for the first problems.
  */
-bool judge_placement(const char *label, uint64_t h, const struct port_exit *exits, size_t k,
+bool judge_placement(const char *text, uint64_t h, const struct port_exit *exits, size_t k,
 		     const struct vcpu_facts *vc, struct gap *g, unsigned int *shown);
+/* judge_port_exits' @each where only their sum counts. */
+#define ANY_COUNT	UINT64_MAX
+/*
+ * @r's kvm_exits for @port, vCPU by vCPU: a diagnostic for each vCPU with
+ * some, and for each below @vcpus unless @each is ANY_COUNT (@foreign after
+ * it for one from @vcpus on). Whether only vCPUs below @vcpus have some,
+ * each of them @each unless ANY_COUNT; their sum into @total unless NULL.
+ */
+bool judge_port_exits(const struct recording *r, uint64_t port, uint64_t vcpus, uint64_t each,
+		      const char *foreign, uint64_t *total);
 
 /* @dir/@name into @buf of PATH_MAX; a bail-out when too long. */
 const char *join_path(char *buf, const char *dir, const char *name);
@@ -158,6 +190,13 @@ void check_merge_l2(const struct ctx *c);
 void check_merge_l2_hint(const struct ctx *c);
 /* In merge_timeline.c: kvm-tsc-merge --host L0 --guest @spec, the timeline read into c->found. */
 bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir);
+/*
+ * The words of a check of kvm-tsc-merge's outputs, @fmt and what follows,
+ * into @what of WHAT; false, with a failed result saying it wrote no
+ * @outputs, unless run_merge merged a timeline.
+ */
+bool start_merge_check(char *what, const struct ctx *c, const char *outputs, const char *fmt, ...)
+	PRINTF(4, 5);
 
 /* merge_sync.c: the --sync-out copies through trace-cmd report and libkshark. */
 void check_sync_report(const struct ctx *c);

@@ -12,10 +12,6 @@
 #include "check.h"
 #include "report.h"
 
-#define WHAT	512
-
-static const char *const phase_names[] = { "before", "after" };
-
 /* The markers of guest CPU @cpu, in time order, into *@out (freed by the caller). */
 static size_t markers_of(const struct recording *r, unsigned int cpu, struct marker **out)
 {
@@ -31,29 +27,15 @@ static size_t markers_of(const struct recording *r, unsigned int cpu, struct mar
 	return n;
 }
 
-/* @m's text as L1 wrote it. */
-static void marker_text(char *buf, size_t size, const struct marker *m)
-{
-	snprintf(buf, size, "ktt-marker %s cpu=%u seq=%u", phase_names[m->phase], m->cpu, m->seq);
-}
-
-static void describe_marker(char *buf, size_t size, const struct marker *m)
-{
-	char text[64];
-
-	marker_text(text, sizeof(text), m);
-	snprintf(buf, size, "'%s'", text);
-}
-
 /* Whether @m is one the scenario has, recorded once, on its own CPU; @seen marks it. */
 static bool judge_marker(const struct scenario *s, const struct marker *m, bool *seen,
 			 unsigned int *shown)
 {
 	const char *problem = NULL;
-	char name[96];
+	char text[MARKER_TEXT];
 	size_t i;
 
-	describe_marker(name, sizeof(name), m);
+	marker_text(text, sizeof(text), m);
 	if (m->cpu >= s->l1_vcpus || !m->seq || m->seq > s->l1_markers) {
 		problem = "not in the scenario";
 	} else {
@@ -65,8 +47,18 @@ static bool judge_marker(const struct scenario *s, const struct marker *m, bool 
 		seen[i] = true;
 	}
 	if (problem && (*shown)++ < MAX_SHOWN)
-		report_msg("%s on CPU %d: %s", name, m->rec_cpu, problem);
+		report_msg("'%s' on CPU %d: %s", text, m->rec_cpu, problem);
 	return !problem;
+}
+
+/* The diagnostic for a missing marker: @seq of @phase of guest CPU @cpu. */
+static void report_missing(unsigned int cpu, enum phase phase, unsigned int seq)
+{
+	const struct marker m = { .cpu = cpu, .seq = seq, .phase = phase };
+	char text[MARKER_TEXT];
+
+	marker_text(text, sizeof(text), &m);
+	report_msg("no '%s'", text);
 }
 
 void check_l1_markers(const struct ctx *c)
@@ -77,11 +69,9 @@ void check_l1_markers(const struct ctx *c)
 	char what[WHAT];
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s has %llu 'ktt-marker before' and %llu 'after' markers on each of its %llu vCPUs, each (cpu, phase, seq) once, on its own CPU",
-		 c->l1->name, (unsigned long long)s->l1_markers, (unsigned long long)s->l1_markers,
-		 (unsigned long long)s->l1_vcpus);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has %llu 'ktt-marker before' and %llu 'after' markers on each of its %llu vCPUs, each (cpu, phase, seq) once, on its own CPU",
+			 c->l1->name, (unsigned long long)s->l1_markers, (unsigned long long)s->l1_markers,
+			 (unsigned long long)s->l1_vcpus))
 		return;
 	seen = calloc(s->l1_vcpus * 2 * s->l1_markers + 1, sizeof(*seen));
 	if (!seen)
@@ -95,8 +85,7 @@ void check_l1_markers(const struct ctx *c)
 					continue;
 				ok = false;
 				if (shown++ < MAX_SHOWN)
-					report_msg("no 'ktt-marker %s cpu=%u seq=%u'", phase_names[phase],
-						   cpu, seq);
+					report_missing(cpu, phase, seq);
 			}
 	free(seen);
 	report_msg("%s: %zu markers in all", c->l1->name, c->l1->nr_markers);
@@ -107,27 +96,14 @@ void check_l1_port_exits(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
 	uint64_t expected = 2 * s->l1_markers;
-	struct port_exit *exits;
 	char what[WHAT];
-	unsigned int v;
-	bool ok = true;
-	size_t n;
+	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has one kvm_exit for the marker port 0x%llx per marker on each vCPU (%llu each)",
-		 c->l0->name, (unsigned long long)s->marker_port, (unsigned long long)expected);
-	if (!usable(c->l0, what))
+	if (!start_check(what, c->l0, NULL, "%s has one kvm_exit for the marker port 0x%llx per marker on each vCPU (%llu each)",
+			 c->l0->name, (unsigned long long)s->marker_port, (unsigned long long)expected))
 		return;
-	for (v = 0; v < MAX_VCPUS; v++) {
-		n = recording_port_exits(c->l0, v, s->marker_port, &exits);
-		free(exits);
-		if (v >= s->l1_vcpus && !n)
-			continue;
-		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx%s", c->l0->name, n, v,
-			   (unsigned long long)s->marker_port,
-			   v >= s->l1_vcpus ? ", a vCPU the scenario has not" : "");
-		ok &= v < s->l1_vcpus && n == expected;
-	}
+	ok = judge_port_exits(c->l0, s->marker_port, s->l1_vcpus, expected,
+			      ", a vCPU the scenario has not", NULL);
 	report_result(ok, "%s", what);
 }
 
@@ -138,16 +114,13 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 	struct port_exit *exits;
 	struct tsc_steps steps;
 	struct marker *m;
-	const char *why;
 	size_t nm, ne, k;
-	char name[96], text[64];
+	char text[MARKER_TEXT];
 	bool ok = true;
 	uint64_t h;
 
-	if (tsc_build_steps(c->l0, v, fallback, &steps, &why)) {
-		report_msg("vcpu %u: %s", v, why);
+	if (!build_steps(c->l0, v, fallback, &steps))
 		return false;
-	}
 	nm = markers_of(c->l1, v, &m);
 	ne = recording_port_exits(c->l0, v, c->s->marker_port, &exits);
 	if (nm != ne) {
@@ -155,17 +128,16 @@ static bool place_vcpu_markers(const struct ctx *c, unsigned int v, const struct
 		ok = false;
 	}
 	for (k = 0; k < nm && k < ne; k++) {
-		describe_marker(name, sizeof(name), &m[k]);
+		marker_text(text, sizeof(text), &m[k]);
 		if (!tsc_place(&steps, m[k].ts, &h)) {
 			if ((*shown)++ < MAX_SHOWN)
-				report_msg("%s: no TSC step of vcpu %u in %s places its %llu", name, v,
+				report_msg("'%s': no TSC step of vcpu %u in %s places its %llu", text, v,
 					   c->l0->name, (unsigned long long)m[k].ts);
 			ok = false;
 			continue;
 		}
-		marker_text(text, sizeof(text), &m[k]);
 		place_marker(c, text, v, h, 0, exits, k);
-		ok &= judge_placement(name, h, exits, k, &c->l0->vcpu[v], &gaps[m[k].phase], shown);
+		ok &= judge_placement(text, h, exits, k, &c->l0->vcpu[v], &gaps[m[k].phase], shown);
 	}
 	free(m);
 	free(exits);
@@ -181,10 +153,8 @@ void check_l1_placement(const struct ctx *c)
 	char what[WHAT];
 	bool ok = true;
 
-	snprintf(what, sizeof(what),
-		 "every marker of %s is right before its own port exit in %s: the k-th of a vCPU, placed on L0's TSC by %s's offsets and multipliers, is inside a run of that vCPU, after its (k-1)-th marker port exit and at or before its k-th",
-		 c->l1->name, c->l0->name, c->l0->name);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "every marker of %s is right before its own port exit in %s: the k-th of a vCPU, placed on L0's TSC by %s's offsets and multipliers, is inside a run of that vCPU, after its (k-1)-th marker port exit and at or before its k-th",
+			 c->l1->name, c->l0->name, c->l0->name))
 		return;
 	fallback = l1_fallback(c);
 	if (!c->s->l1_tsc_khz)
@@ -198,8 +168,17 @@ void check_l1_placement(const struct ctx *c)
 		ok &= place_vcpu_markers(c, v, &fallback, gaps, &shown);
 	for (p = 0; p < 2; p++)
 		report_msg("%s markers: %u right before their port exit, at most %llu ticks before it",
-			   phase_names[p], gaps[p].n, (unsigned long long)gaps[p].max);
+			   phase_name(p), gaps[p].n, (unsigned long long)gaps[p].max);
 	report_result(ok, "%s", what);
+}
+
+/* False, with check @what skipped, unless L1's kernel has msr:write_msr (@use: what for). */
+static bool has_write_msr(const struct ctx *c, const char *what, const char *use)
+{
+	if (c->l1->has_write_msr)
+		return true;
+	report_skip("%s: L1's kernel has no msr:write_msr event%s", what, use);
+	return false;
 }
 
 /* The one IA32_TSC write recorded on CPU @cpu; NULL, with a diagnostic, unless one. */
@@ -261,15 +240,10 @@ void check_l1_tsc_write(const struct ctx *c)
 	char what[WHAT];
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has each vCPU's IA32_TSC write (msr:write_msr 0x10), all of one value: CPU 0's TSC after the 'before' markers plus %llu",
-		 c->l1->name, (unsigned long long)c->s->l1_tsc_jump);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has each vCPU's IA32_TSC write (msr:write_msr 0x10), all of one value: CPU 0's TSC after the 'before' markers plus %llu",
+			 c->l1->name, (unsigned long long)c->s->l1_tsc_jump) ||
+	    !has_write_msr(c, what, ""))
 		return;
-	if (!c->l1->has_write_msr) {
-		report_skip("%s: L1's kernel has no msr:write_msr event", what);
-		return;
-	}
 	ok = read_written_value(c, w, &value);
 	if (!ok) {
 		report_result(false, "%s", what);
@@ -296,18 +270,12 @@ static const struct tsc_event *find_write(const struct recording *r, unsigned in
 					  const struct tsc_steps *steps, uint64_t value,
 					  uint64_t bound)
 {
-	const struct vcpu_facts *vc = &r->vcpu[v];
-	const struct tsc_event *found = NULL;
+	const struct tsc_event *ev, *found = NULL;
 	unsigned int n = 0;
-	size_t i;
+	uint64_t past;
+	size_t i = 0;
 
-	for (i = 0; i < vc->nr_tsc; i++) {
-		const struct tsc_event *ev = &vc->tsc[i];
-		const struct tsc_step *s = tsc_step_at(steps, ev->ts);
-
-		if (ev->kind != TSC_OFFSET || !s || !s->mult ||
-		    tsc_guest_at(s, ev->ts) - value > bound)
-			continue;
+	while ((ev = tsc_next_write(&r->vcpu[v], steps, value, bound, &i, &past))) {
 		found = ev;
 		n++;
 	}
@@ -348,29 +316,22 @@ void check_l1_tsc_offset(const struct ctx *c)
 	const struct msr_write *w[MAX_VCPUS];
 	struct tsc_step fallback;
 	struct tsc_steps steps;
-	const char *why;
 	uint64_t value;
 	char what[WHAT];
 	unsigned int v;
 	bool ok = true;
 
-	snprintf(what, sizeof(what),
-		 "%s has each vCPU's kvm_write_tsc_offset for that write: L1's TSC at the event 0 to B ticks past the value (B: to the vCPU's write_msr event), and vCPU 0's, by the previous offset, at or past the value less %llu",
-		 c->l0->name, (unsigned long long)c->s->l1_tsc_jump);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "%s has each vCPU's kvm_write_tsc_offset for that write: L1's TSC at the event 0 to B ticks past the value (B: to the vCPU's write_msr event), and vCPU 0's, by the previous offset, at or past the value less %llu",
+			 c->l0->name, (unsigned long long)c->s->l1_tsc_jump) ||
+	    !has_write_msr(c, what, " to name the value"))
 		return;
-	if (!c->l1->has_write_msr) {
-		report_skip("%s: L1's kernel has no msr:write_msr event to name the value", what);
-		return;
-	}
 	if (!read_written_value(c, w, &value)) {
 		report_result(false, "%s (no one value written in %s)", what, c->l1->name);
 		return;
 	}
 	fallback = l1_fallback(c);
 	for (v = 0; v < c->s->l1_vcpus; v++) {
-		if (tsc_build_steps(c->l0, v, &fallback, &steps, &why)) {
-			report_msg("vcpu %u: %s", v, why);
+		if (!build_steps(c->l0, v, &fallback, &steps)) {
 			ok = false;
 			continue;
 		}
@@ -390,25 +351,20 @@ static const char *read_multiplier(const struct recording *r, unsigned int v, ui
 				   unsigned int *frac)
 {
 	const struct vcpu_facts *vc = &r->vcpu[v];
-	size_t i;
+	const struct tsc_event *last = tsc_find_event(vc, TSC_MULTIPLIER, true);
+	struct tsc_step s;
 
-	for (i = vc->nr_tsc; i-- > 0;) {
-		if (vc->tsc[i].kind != TSC_MULTIPLIER)
-			continue;
-		*mult = vc->tsc[i].next;
-		*frac = vc->tsc[i].frac;
+	if (last) {
+		*mult = last->next;
+		*frac = last->frac;
 		return "its last kvm_write_tsc_multiplier";
 	}
-	if (!vc->snapshot.known)
+	if (!tsc_snapshot_mult(&vc->snapshot, &s))
 		return NULL;
-	if (!vc->snapshot.scaling) {
-		*mult = 1;
-		*frac = 0;
-		return "its kvm-tsc-snapshot line, without a ratio: KVM has no TSC scaling";
-	}
-	*mult = vc->snapshot.ratio;
-	*frac = vc->snapshot.frac;
-	return "its kvm-tsc-snapshot line";
+	*mult = s.mult;
+	*frac = s.frac;
+	return vc->snapshot.scaling ? "its kvm-tsc-snapshot line" :
+				      "its kvm-tsc-snapshot line, without a ratio: KVM has no TSC scaling";
 }
 
 void check_l1_multiplier(const struct ctx *c)
@@ -416,20 +372,18 @@ void check_l1_multiplier(const struct ctx *c)
 	const struct scenario *s = c->s;
 	unsigned int v, frac, found = 0;
 	uint64_t mult, expected;
+	char what[WHAT], rate[128];
 	const char *from;
-	char what[WHAT];
 	bool ok = true;
 
 	if (s->l1_tsc_khz)
-		snprintf(what, sizeof(what),
-			 "%s has each vCPU's TSC multiplier for L1's %llu kHz on L0's rate: 2^frac_bits * %llu / L0's kHz, rounded down",
-			 c->l0->name, (unsigned long long)s->l1_tsc_khz,
-			 (unsigned long long)s->l1_tsc_khz);
+		snprintf(rate, sizeof(rate),
+			 "L1's %llu kHz on L0's rate: 2^frac_bits * %llu / L0's kHz, rounded down",
+			 (unsigned long long)s->l1_tsc_khz, (unsigned long long)s->l1_tsc_khz);
 	else
-		snprintf(what, sizeof(what),
-			 "%s has each vCPU's TSC multiplier for L0's own rate: 1 << frac_bits",
-			 c->l0->name);
-	if (!usable(c->l0, what))
+		snprintf(rate, sizeof(rate), "L0's own rate: 1 << frac_bits");
+	if (!start_check(what, c->l0, NULL, "%s has each vCPU's TSC multiplier for %s",
+			 c->l0->name, rate))
 		return;
 	if (s->l1_tsc_khz && !c->l0->tsc_khz) {
 		report_result(false, "%s (%s tells no TSC rate of L0's)", what, c->l0->name);

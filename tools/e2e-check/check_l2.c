@@ -13,119 +13,115 @@
 #include "check.h"
 #include "report.h"
 
-#define WHAT	512
+/* The levels an L2 marker is placed at: L1's trace, whose KVM runs L2, then L0's. */
+enum level {
+	IN_L1,
+	IN_L0,
+	NR_LEVELS,
+};
 
-/* One L2 marker on its way down: L1's tick, then L0's, and its ucall exits. */
+/* An L2 marker at one level: paired with ucall exit k of vCPU v there, placed at host tick h. */
+struct hop {
+	bool placed;
+	unsigned int v;
+	size_t k;
+	uint64_t h;
+};
+
+/* One L2 marker on its way down: L1's tick, then L0's. */
 struct chain_marker {
 	struct payload_marker m;
-	/* Paired with its ucall exit k1 of its vCPU in L1's trace and placed at h1. */
-	bool in_l1;
-	uint64_t h1;
-	size_t k1;
-	/* L1's vCPU that ran it, its ucall exit k0 of that vCPU in L0's trace, h0 there. */
-	unsigned int w;
-	bool in_l0;
-	uint64_t h0;
-	size_t k0;
+	struct hop hop[NR_LEVELS];
+};
+
+/* One level's trace, and the ucall exits and TSC steps there of each vCPU it runs. */
+struct level_facts {
+	const struct recording *r;
+	struct port_exit *exits[MAX_VCPUS];
+	size_t nr_exits[MAX_VCPUS];
+	struct tsc_steps steps[MAX_VCPUS];
 };
 
 struct chain {
 	struct chain_marker *cm;
 	size_t n;
-	/* Per L2 vCPU in L1's trace, per L1 vCPU in L0's. */
-	struct port_exit *l1_exits[MAX_VCPUS];
-	size_t nr_l1_exits[MAX_VCPUS];
-	struct tsc_steps l1_steps[MAX_VCPUS];
-	struct port_exit *l0_exits[MAX_VCPUS];
-	size_t nr_l0_exits[MAX_VCPUS];
-	struct tsc_steps l0_steps[MAX_VCPUS];
+	struct level_facts lv[NR_LEVELS];
 };
+
+/* L1's TSC rate: the scenario's, else L0's own. */
+static uint64_t calc_l1_khz(const struct ctx *c)
+{
+	return c->s->l1_tsc_khz ? c->s->l1_tsc_khz : c->l0->tsc_khz;
+}
 
 /* L2's multiplier, from the scenario, for an L1 trace that shows none. */
 static struct tsc_step l2_fallback(const struct ctx *c)
 {
-	uint64_t l1_khz = c->s->l1_tsc_khz ? c->s->l1_tsc_khz : c->l0->tsc_khz;
-	struct tsc_step s = { .mult = 1 };
-
-	if (!c->s->l2_tsc_khz)
-		return s;
-	s.frac = c->l1->isa == ISA_VMX ? 48 : 32;
-	s.mult = l1_khz ? ratio_for(c->s->l2_tsc_khz, l1_khz, s.frac) : 0;
-	return s;
+	return make_fallback(c->s->l2_tsc_khz, calc_l1_khz(c), c->l1->isa);
 }
 
-/* @m's text as tsc_nested_payload wrote it into L1's trace. */
-static void marker_text(char *buf, size_t size, const struct payload_marker *m)
-{
-	snprintf(buf, size, "ktt-n-marker cpu=%u seq=%u tsc=%llu", m->cpu, m->seq,
-		 (unsigned long long)m->tsc);
-}
-
-static void describe(char *buf, size_t size, const struct payload_marker *m)
-{
-	char text[64];
-
-	marker_text(text, sizeof(text), m);
-	snprintf(buf, size, "'%s'", text);
-}
-
-/* The ucall port exits of every vCPU in @r, and its steps, into @exits, @nr and @steps. */
-static void read_vcpus(const struct ctx *c, const struct recording *r, unsigned int vcpus,
-		       const struct tsc_step *fallback, struct port_exit **exits, size_t *nr,
-		       struct tsc_steps *steps)
+/* The ucall port exits and the steps of @vcpus vCPUs in @r into @lv. */
+static void read_level(const struct ctx *c, const struct recording *r, unsigned int vcpus,
+		       const struct tsc_step *fallback, struct level_facts *lv)
 {
 	const char *why;
 	unsigned int v;
 
+	lv->r = r;
 	for (v = 0; v < vcpus; v++) {
-		nr[v] = recording_port_exits(r, v, c->s->ucall_port, &exits[v]);
-		if (tsc_build_steps(r, v, fallback, &steps[v], &why))
-			steps[v] = (struct tsc_steps){ 0 };
+		lv->nr_exits[v] = recording_port_exits(r, v, c->s->ucall_port, &lv->exits[v]);
+		if (tsc_build_steps(r, v, fallback, &lv->steps[v], &why))
+			lv->steps[v] = (struct tsc_steps){ 0 };
 	}
 }
 
 /* Each marker of L2 vCPU @cpu against its k-th ucall exit in L1's trace, placed on L1's TSC. */
 static void place_in_l1(struct chain *ch, unsigned int cpu)
 {
+	const struct level_facts *lv = &ch->lv[IN_L1];
 	size_t i, k = 0;
 
 	for (i = 0; i < ch->n; i++) {
 		struct chain_marker *cm = &ch->cm[i];
+		struct hop *hop = &cm->hop[IN_L1];
 
 		if (cm->m.cpu != cpu)
 			continue;
-		cm->k1 = k++;
-		if (cm->k1 >= ch->nr_l1_exits[cpu] ||
-		    !tsc_place(&ch->l1_steps[cpu], cm->m.tsc, &cm->h1))
+		hop->v = cpu;
+		hop->k = k++;
+		if (hop->k >= lv->nr_exits[cpu] || !tsc_place(&lv->steps[cpu], cm->m.tsc, &hop->h))
 			continue;
-		cm->in_l1 = true;
-		cm->w = ch->l1_exits[cpu][cm->k1].rec_cpu;
+		hop->placed = true;
+		cm->hop[IN_L0].v = lv->exits[cpu][hop->k].rec_cpu;
 	}
 }
 
-static int by_h1(const void *a, const void *b)
+static int by_l1_tick(const void *a, const void *b)
 {
-	const struct chain_marker *x = *(struct chain_marker *const *)a;
-	const struct chain_marker *y = *(struct chain_marker *const *)b;
+	const struct hop *x = &(*(struct chain_marker *const *)a)->hop[IN_L1];
+	const struct hop *y = &(*(struct chain_marker *const *)b)->hop[IN_L1];
 
-	return x->h1 < y->h1 ? -1 : x->h1 > y->h1;
+	return x->h < y->h ? -1 : x->h > y->h;
 }
 
 /* The markers L1's vCPU @w ran, in L1's time order, against its ucall exits in L0's trace. */
 static void place_in_l0(struct chain *ch, unsigned int w)
 {
 	struct chain_marker **ran = calloc(ch->n + 1, sizeof(*ran));
+	const struct level_facts *lv = &ch->lv[IN_L0];
 	size_t i, n = 0;
 
 	if (!ran)
 		report_bail("out of memory");
 	for (i = 0; i < ch->n; i++)
-		if (ch->cm[i].in_l1 && ch->cm[i].w == w)
+		if (ch->cm[i].hop[IN_L1].placed && ch->cm[i].hop[IN_L0].v == w)
 			ran[n++] = &ch->cm[i];
-	qsort(ran, n, sizeof(*ran), by_h1);
-	for (i = 0; i < n && i < ch->nr_l0_exits[w]; i++) {
-		ran[i]->k0 = i;
-		ran[i]->in_l0 = tsc_place(&ch->l0_steps[w], ran[i]->h1, &ran[i]->h0);
+	qsort(ran, n, sizeof(*ran), by_l1_tick);
+	for (i = 0; i < n && i < lv->nr_exits[w]; i++) {
+		struct hop *hop = &ran[i]->hop[IN_L0];
+
+		hop->k = i;
+		hop->placed = tsc_place(&lv->steps[w], ran[i]->hop[IN_L1].h, &hop->h);
 	}
 	free(ran);
 }
@@ -143,8 +139,8 @@ static void build_chain(const struct ctx *c, struct chain *ch)
 		report_bail("out of memory");
 	for (i = 0; i < ch->n; i++)
 		ch->cm[i].m = c->l1->payload_markers[i];
-	read_vcpus(c, c->l1, c->s->l2_vcpus, &f2, ch->l1_exits, ch->nr_l1_exits, ch->l1_steps);
-	read_vcpus(c, c->l0, c->s->l1_vcpus, &f1, ch->l0_exits, ch->nr_l0_exits, ch->l0_steps);
+	read_level(c, c->l1, c->s->l2_vcpus, &f2, &ch->lv[IN_L1]);
+	read_level(c, c->l0, c->s->l1_vcpus, &f1, &ch->lv[IN_L0]);
 	for (v = 0; v < c->s->l2_vcpus; v++)
 		place_in_l1(ch, v);
 	for (v = 0; v < c->s->l1_vcpus; v++)
@@ -153,13 +149,13 @@ static void build_chain(const struct ctx *c, struct chain *ch)
 
 static void free_chain(struct chain *ch)
 {
-	unsigned int v;
+	unsigned int l, v;
 
-	for (v = 0; v < MAX_VCPUS; v++) {
-		free(ch->l1_exits[v]);
-		free(ch->l1_steps[v].step);
-		free(ch->l0_exits[v]);
-		free(ch->l0_steps[v].step);
+	for (l = 0; l < NR_LEVELS; l++) {
+		for (v = 0; v < MAX_VCPUS; v++) {
+			free(ch->lv[l].exits[v]);
+			free(ch->lv[l].steps[v].step);
+		}
 	}
 	free(ch->cm);
 }
@@ -170,15 +166,13 @@ void check_l2_markers(const struct ctx *c)
 	const struct recording *r = c->l1;
 	uint64_t count[MAX_VCPUS] = { 0 }, last_tsc[MAX_VCPUS] = { 0 };
 	unsigned int shown = 0, v;
-	char what[WHAT], name[96];
+	char what[WHAT], text[MARKER_TEXT];
 	bool ok = true;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s has %llu 'ktt-n-marker' lines per vCPU of L2 (%llu), seq 0 to %llu in order, each tsc above the one before",
-		 r->name, (unsigned long long)s->l2_markers, (unsigned long long)s->l2_vcpus,
-		 (unsigned long long)s->l2_markers - 1);
-	if (!usable(r, what))
+	if (!start_check(what, r, NULL, "%s has %llu 'ktt-n-marker' lines per vCPU of L2 (%llu), seq 0 to %llu in order, each tsc above the one before",
+			 r->name, (unsigned long long)s->l2_markers, (unsigned long long)s->l2_vcpus,
+			 (unsigned long long)s->l2_markers - 1))
 		return;
 	for (i = 0; i < r->nr_payload_markers; i++) {
 		const struct payload_marker *m = &r->payload_markers[i];
@@ -186,8 +180,8 @@ void check_l2_markers(const struct ctx *c)
 			    (!m->seq || m->tsc > last_tsc[m->cpu]);
 
 		if (!good && shown++ < MAX_SHOWN) {
-			describe(name, sizeof(name), m);
-			report_msg("%s: not the next marker of an L2 vCPU", name);
+			payload_marker_text(text, sizeof(text), m);
+			report_msg("'%s': not the next marker of an L2 vCPU", text);
 		}
 		ok &= good;
 		if (m->cpu < s->l2_vcpus) {
@@ -205,79 +199,46 @@ void check_l2_markers(const struct ctx *c)
 void check_l2_exits_in_l0(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
-	uint64_t expected = s->l2_vcpus * s->l2_markers, total = 0;
-	struct port_exit *exits;
+	uint64_t expected = s->l2_vcpus * s->l2_markers, total;
 	char what[WHAT];
-	unsigned int v;
-	bool ok = true;
-	size_t n;
+	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on L1's vCPUs (%llu in all)",
-		 c->l0->name, (unsigned long long)s->ucall_port, (unsigned long long)expected);
-	if (!usable(c->l0, what))
+	if (!start_check(what, c->l0, NULL, "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on L1's vCPUs (%llu in all)",
+			 c->l0->name, (unsigned long long)s->ucall_port, (unsigned long long)expected))
 		return;
-	for (v = 0; v < MAX_VCPUS; v++) {
-		n = recording_port_exits(c->l0, v, s->ucall_port, &exits);
-		free(exits);
-		if (!n)
-			continue;
-		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx%s", c->l0->name, n, v,
-			   (unsigned long long)s->ucall_port,
-			   v >= s->l1_vcpus ? ", a vCPU L1 has not" : "");
-		ok &= v < s->l1_vcpus;
-		total += n;
-	}
+	ok = judge_port_exits(c->l0, s->ucall_port, s->l1_vcpus, ANY_COUNT, ", a vCPU L1 has not",
+			      &total);
 	report_result(ok && total == expected, "%s", what);
 }
 
 void check_l2_exits_in_l1(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
-	struct port_exit *exits;
 	char what[WHAT];
-	unsigned int v;
-	bool ok = true;
-	size_t n;
+	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on each L2 vCPU (%llu each)",
-		 c->l1->name, (unsigned long long)s->ucall_port, (unsigned long long)s->l2_markers);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has one kvm_exit for the ucall port 0x%llx per L2 marker on each L2 vCPU (%llu each)",
+			 c->l1->name, (unsigned long long)s->ucall_port, (unsigned long long)s->l2_markers))
 		return;
-	for (v = 0; v < MAX_VCPUS; v++) {
-		n = recording_port_exits(c->l1, v, s->ucall_port, &exits);
-		free(exits);
-		if (v >= s->l2_vcpus && !n)
-			continue;
-		report_msg("%s: %zu kvm_exit of vcpu %u for port 0x%llx", c->l1->name, n, v,
-			   (unsigned long long)s->ucall_port);
-		ok &= v < s->l2_vcpus && n == s->l2_markers;
-	}
+	ok = judge_port_exits(c->l1, s->ucall_port, s->l2_vcpus, s->l2_markers, "", NULL);
 	report_result(ok, "%s", what);
 }
 
 void check_l2_multiplier(const struct ctx *c)
 {
 	const struct scenario *s = c->s;
-	uint64_t l1_khz = s->l1_tsc_khz ? s->l1_tsc_khz : c->l0->tsc_khz, expected;
+	uint64_t l1_khz = calc_l1_khz(c), expected;
 	char what[WHAT];
 	unsigned int v;
 	bool ok = true;
-	size_t i;
 
-	snprintf(what, sizeof(what), "%s has each L2 vCPU's TSC multiplier for %s",
-		 c->l1->name, s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
-					      "L1's own rate: 1 << frac_bits");
-	if (!usable(c->l1, what) || (s->l2_tsc_khz && !usable(c->l0, what)))
+	if (!start_check(what, c->l1, s->l2_tsc_khz ? c->l0 : NULL, "%s has each L2 vCPU's TSC multiplier for %s",
+			 c->l1->name, s->l2_tsc_khz ? "L2's rate: 2^frac_bits * l2_tsc_khz / L1's kHz, rounded down" :
+					 "L1's own rate: 1 << frac_bits"))
 		return;
 	for (v = 0; v < s->l2_vcpus; v++) {
-		const struct vcpu_facts *vc = &c->l1->vcpu[v];
-		const struct tsc_event *last = NULL;
+		const struct tsc_event *last = tsc_find_event(&c->l1->vcpu[v], TSC_MULTIPLIER, true);
 
-		for (i = 0; i < vc->nr_tsc; i++)
-			if (vc->tsc[i].kind == TSC_MULTIPLIER)
-				last = &vc->tsc[i];
 		if (!last) {
 			report_msg("vcpu %u: no kvm_write_tsc_multiplier", v);
 			ok = false;
@@ -300,10 +261,8 @@ void check_l2_nested_offsets(const struct ctx *c)
 	unsigned int v;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s has kvm_nested_tsc_offset into guest mode on L1's vCPUs, at least once per L2 marker (%llu)",
-		 c->l0->name, (unsigned long long)expected);
-	if (!usable(c->l0, what))
+	if (!start_check(what, c->l0, NULL, "%s has kvm_nested_tsc_offset into guest mode on L1's vCPUs, at least once per L2 marker (%llu)",
+			 c->l0->name, (unsigned long long)expected))
 		return;
 	for (v = 0; v < s->l1_vcpus; v++) {
 		const struct vcpu_facts *vc = &c->l0->vcpu[v];
@@ -358,29 +317,18 @@ static bool judge_jump_value(const struct ctx *c, const struct payload_jump *j)
 static bool judge_jump_offset(const struct ctx *c, const struct payload_jump *j,
 			      const struct tsc_step *fallback)
 {
-	const struct vcpu_facts *vc = &c->l1->vcpu[j->cpu];
+	const struct tsc_event *ev;
 	const struct tsc_step *at;
 	struct tsc_steps steps;
 	unsigned int n = 0;
 	uint64_t bound, d;
-	const char *why;
-	size_t i;
+	size_t i = 0;
 
-	if (tsc_build_steps(c->l1, j->cpu, fallback, &steps, &why)) {
-		report_msg("vcpu %u: %s", j->cpu, why);
+	if (!build_steps(c->l1, j->cpu, fallback, &steps))
 		return false;
-	}
 	at = tsc_step_at(&steps, j->ts);
 	bound = at ? tsc_guest_at(at, j->ts) - j->to : 0;
-	for (i = 0; i < vc->nr_tsc; i++) {
-		const struct tsc_event *ev = &vc->tsc[i];
-
-		at = tsc_step_at(&steps, ev->ts);
-		if (ev->kind != TSC_OFFSET || !at || !at->mult)
-			continue;
-		d = tsc_guest_at(at, ev->ts) - j->to;
-		if (d > bound)
-			continue;
+	while ((ev = tsc_next_write(&c->l1->vcpu[j->cpu], &steps, j->to, bound, &i, &d))) {
 		report_msg("vcpu %u: kvm_write_tsc_offset at %llu, next=%llu: L2's TSC there %llu ticks past the value (at most %llu, its 'ktt-n-jump' line)",
 			   j->cpu, (unsigned long long)ev->ts, (unsigned long long)ev->next,
 			   (unsigned long long)d, (unsigned long long)bound);
@@ -390,98 +338,87 @@ static bool judge_jump_offset(const struct ctx *c, const struct payload_jump *j,
 	return n == 1;
 }
 
+/* L2 vCPU @v's one 'ktt-n-jump' line: its value, and the kvm_write_tsc_offset that made it. */
+static bool judge_jump(const struct ctx *c, unsigned int v, const struct tsc_step *fallback)
+{
+	const struct payload_jump *j = jump_of(c->l1, v);
+
+	if (j)
+		return judge_jump_value(c, j) && judge_jump_offset(c, j, fallback);
+	report_msg("vcpu %u: not one 'ktt-n-jump' line", v);
+	return false;
+}
+
 void check_l2_tsc_write(const struct ctx *c)
 {
 	struct tsc_step fallback = l2_fallback(c);
-	const struct payload_jump *j;
 	char what[WHAT];
 	unsigned int v;
 	bool ok = true;
 
-	snprintf(what, sizeof(what),
-		 "%s has each L2 vCPU's TSC jump, 'ktt-n-jump' to = from + %llu between the markers around it, as one kvm_write_tsc_offset putting L2's TSC 0 to B ticks past 'to' (B: to the 'ktt-n-jump' line)",
-		 c->l1->name, (unsigned long long)c->s->l2_tsc_jump);
-	if (!usable(c->l1, what))
+	if (!start_check(what, c->l1, NULL, "%s has each L2 vCPU's TSC jump, 'ktt-n-jump' to = from + %llu between the markers around it, as one kvm_write_tsc_offset putting L2's TSC 0 to B ticks past 'to' (B: to the 'ktt-n-jump' line)",
+			 c->l1->name, (unsigned long long)c->s->l2_tsc_jump))
 		return;
-	for (v = 0; v < c->s->l2_vcpus; v++) {
-		j = jump_of(c->l1, v);
-		if (!j) {
-			report_msg("vcpu %u: not one 'ktt-n-jump' line", v);
+	for (v = 0; v < c->s->l2_vcpus; v++)
+		ok &= judge_jump(c, v, &fallback);
+	report_result(ok, "%s", what);
+}
+
+/*
+ * Each L2 marker at level @l right before its own ucall exit there, as
+ * judge_placement says; @unplaced says what a marker not placed there
+ * lacks. The result says @what.
+ */
+static void judge_level(const struct ctx *c, const char *what, enum level l, const char *unplaced)
+{
+	unsigned int shown = 0;
+	char text[MARKER_TEXT];
+	struct gap gap = { 0 };
+	struct chain ch;
+	bool ok = true;
+	size_t i;
+
+	build_chain(c, &ch);
+	for (i = 0; i < ch.n; i++) {
+		const struct hop *hop = &ch.cm[i].hop[l];
+		const struct level_facts *lv = &ch.lv[l];
+
+		payload_marker_text(text, sizeof(text), &ch.cm[i].m);
+		if (!hop->placed) {
+			if (shown++ < MAX_SHOWN)
+				report_msg("'%s': %s", text, unplaced);
 			ok = false;
 			continue;
 		}
-		ok &= judge_jump_value(c, j) && judge_jump_offset(c, j, &fallback);
+		ok &= judge_placement(text, hop->h, lv->exits[hop->v], hop->k, &lv->r->vcpu[hop->v],
+				      &gap, &shown);
 	}
-	report_result(ok, "%s", what);
+	report_msg("%u of %zu markers right before their ucall exit in %s, at most %llu ticks before it",
+		   gap.n, ch.n, ch.lv[l].r->name, (unsigned long long)gap.max);
+	free_chain(&ch);
+	report_result(ok && ch.n, "%s", what);
 }
 
 void check_l2_placement(const struct ctx *c)
 {
-	unsigned int shown = 0;
-	struct gap gap = { 0 };
-	struct chain ch;
-	char what[WHAT], name[96];
-	bool ok = true;
-	size_t i;
+	char what[WHAT];
 
-	snprintf(what, sizeof(what),
-		 "every L2 marker's tsc, placed on L1's TSC by %s's offsets and multipliers, is right before its own ucall exit there: inside a run of its vCPU, after the vCPU's (k-1)-th ucall exit and at or before its k-th",
-		 c->l1->name);
-	if (!usable(c->l1, what) || !usable(c->l0, what))
+	if (!start_check(what, c->l1, c->l0, "every L2 marker's tsc, placed on L1's TSC by %s's offsets and multipliers, is right before its own ucall exit there: inside a run of its vCPU, after the vCPU's (k-1)-th ucall exit and at or before its k-th",
+			 c->l1->name))
 		return;
-	build_chain(c, &ch);
-	for (i = 0; i < ch.n; i++) {
-		const struct chain_marker *cm = &ch.cm[i];
-
-		describe(name, sizeof(name), &cm->m);
-		if (!cm->in_l1) {
-			if (shown++ < MAX_SHOWN)
-				report_msg("%s: no ucall exit of its own, or no TSC step places it", name);
-			ok = false;
-			continue;
-		}
-		ok &= judge_placement(name, cm->h1, ch.l1_exits[cm->m.cpu], cm->k1,
-				      &c->l1->vcpu[cm->m.cpu], &gap, &shown);
-	}
-	report_msg("%u of %zu markers right before their ucall exit in %s, at most %llu ticks before it",
-		   gap.n, ch.n, c->l1->name, (unsigned long long)gap.max);
-	free_chain(&ch);
-	report_result(ok && ch.n, "%s", what);
+	judge_level(c, what, IN_L1, "no ucall exit of its own, or no TSC step places it");
 }
 
 void check_l2_chain(const struct ctx *c)
 {
-	unsigned int shown = 0;
-	struct gap gap = { 0 };
-	struct chain ch;
-	char what[WHAT], name[96];
-	bool ok = true;
-	size_t i;
+	char what[WHAT], unplaced[128];
 
-	snprintf(what, sizeof(what),
-		 "every L2 marker's tsc, placed on L1's TSC by %s and then on L0's by %s, is right before its own ucall exit in %s: inside a run of L1's vCPU, after its (k-1)-th ucall exit and at or before its k-th",
-		 c->l1->name, c->l0->name, c->l0->name);
-	if (!usable(c->l1, what) || !usable(c->l0, what))
+	if (!start_check(what, c->l1, c->l0, "every L2 marker's tsc, placed on L1's TSC by %s and then on L0's by %s, is right before its own ucall exit in %s: inside a run of L1's vCPU, after its (k-1)-th ucall exit and at or before its k-th",
+			 c->l1->name, c->l0->name, c->l0->name))
 		return;
-	build_chain(c, &ch);
-	for (i = 0; i < ch.n; i++) {
-		const struct chain_marker *cm = &ch.cm[i];
-
-		describe(name, sizeof(name), &cm->m);
-		if (!cm->in_l0) {
-			if (shown++ < MAX_SHOWN)
-				report_msg("%s: not placed in %s, or no ucall exit of its own there",
-					   name, c->l0->name);
-			ok = false;
-			continue;
-		}
-		ok &= judge_placement(name, cm->h0, ch.l0_exits[cm->w], cm->k0, &c->l0->vcpu[cm->w],
-				      &gap, &shown);
-	}
-	report_msg("%u of %zu markers right before their ucall exit in %s, at most %llu ticks before it",
-		   gap.n, ch.n, c->l0->name, (unsigned long long)gap.max);
-	free_chain(&ch);
-	report_result(ok && ch.n, "%s", what);
+	snprintf(unplaced, sizeof(unplaced), "not placed in %s, or no ucall exit of its own there",
+		 c->l0->name);
+	judge_level(c, what, IN_L0, unplaced);
 }
 
 /*
@@ -506,40 +443,41 @@ static unsigned int l1_frac(const struct ctx *c, const struct tsc_steps *l1)
 {
 	if (l1->n && l1->step[l1->n - 1].frac)
 		return l1->step[l1->n - 1].frac;
-	return c->l0->isa == ISA_VMX ? 48 : 32;
+	return pick_frac_bits(c->l0->isa);
 }
 
 /*
  * Marker @cm's direct conversion, by L0's pair for L2 at its ucall exit,
- * against h0; h0 and the bound kept for stage 2, which judges
- * kvm-tsc-merge's direct conversion by them.
+ * against its tick in L0's trace the long way; that tick and the bound
+ * kept for stage 2, which judges kvm-tsc-merge's direct conversion by them.
  */
 static bool judge_direct(const struct ctx *c, const struct chain *ch, const struct chain_marker *cm,
 			 const struct tsc_steps *nested, double *worst, unsigned int *shown)
 {
-	uint64_t exit = ch->l0_exits[cm->w][cm->k0].ts, direct;
-	const struct tsc_step *l1 = tsc_step_at(&ch->l0_steps[cm->w], exit);
+	const struct level_facts *lv = &ch->lv[IN_L0];
+	const struct hop *hop = &cm->hop[IN_L0];
+	uint64_t exit = lv->exits[hop->v][hop->k].ts, direct;
+	const struct tsc_step *l1 = tsc_step_at(&lv->steps[hop->v], exit);
 	const struct tsc_step *l2 = tsc_step_at(nested, exit);
-	char name[96], text[64];
+	char text[MARKER_TEXT];
 	double diff, bound;
 
-	describe(name, sizeof(name), &cm->m);
+	payload_marker_text(text, sizeof(text), &cm->m);
 	if (!l1 || !l2 || !tsc_host_of(l2, cm->m.tsc, &direct)) {
 		if ((*shown)++ < MAX_SHOWN)
-			report_msg("%s: no kvm_nested_tsc_offset into guest mode before its ucall exit",
-				   name);
+			report_msg("'%s': no kvm_nested_tsc_offset into guest mode before its ucall exit",
+				   text);
 		return false;
 	}
-	diff = fabs((double)(int64_t)(direct - cm->h0));
+	diff = fabs((double)(int64_t)(direct - hop->h));
 	*worst = diff > *worst ? diff : *worst;
 	bound = chain_bound(l1, l2, direct);
-	marker_text(text, sizeof(text), &cm->m);
-	place_marker(c, text, cm->m.cpu, cm->h0, floor(bound), ch->l0_exits[cm->w], cm->k0);
+	place_marker(c, text, cm->m.cpu, hop->h, floor(bound), lv->exits[hop->v], hop->k);
 	if (diff <= bound)
 		return true;
 	if ((*shown)++ < MAX_SHOWN)
-		report_msg("%s: %llu the long way, %llu by kvm_nested_tsc_offset", name,
-			   (unsigned long long)cm->h0, (unsigned long long)direct);
+		report_msg("'%s': %llu the long way, %llu by kvm_nested_tsc_offset", text,
+			   (unsigned long long)hop->h, (unsigned long long)direct);
 	return false;
 }
 
@@ -553,22 +491,20 @@ void check_l2_direct(const struct ctx *c)
 	bool ok = true;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "%s's kvm_nested_tsc_offset pair gives every L2 marker the host tick of the long way through %s: the same unscaled, within Documentation/contract.md's bound scaled",
-		 c->l0->name, c->l1->name);
-	if (!usable(c->l1, what) || !usable(c->l0, what))
+	if (!start_check(what, c->l1, c->l0, "%s's kvm_nested_tsc_offset pair gives every L2 marker the host tick of the long way through %s: the same unscaled, within Documentation/contract.md's bound scaled",
+			 c->l0->name, c->l1->name))
 		return;
 	build_chain(c, &ch);
 	for (v = 0; v < c->s->l1_vcpus; v++)
-		tsc_build_nested_steps(c->l0, v, l1_frac(c, &ch.l0_steps[v]), &nested[v]);
+		tsc_build_nested_steps(c->l0, v, l1_frac(c, &ch.lv[IN_L0].steps[v]), &nested[v]);
 	for (i = 0; i < ch.n; i++) {
 		const struct chain_marker *cm = &ch.cm[i];
 
-		if (!cm->in_l0) {
+		if (!cm->hop[IN_L0].placed) {
 			ok = false;
 			continue;
 		}
-		ok &= judge_direct(c, &ch, cm, &nested[cm->w], &worst, &shown);
+		ok &= judge_direct(c, &ch, cm, &nested[cm->hop[IN_L0].v], &worst, &shown);
 	}
 	report_msg("%zu markers, the largest difference %.0f ticks", ch.n, worst);
 	for (v = 0; v < c->s->l1_vcpus; v++)

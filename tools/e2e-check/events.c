@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * events.c: kvm-tsc-merge's outputs as lists of events (time, source, CPU,
- * event, the marker it is), its text timeline read into one, and the two
- * judgments stage 2 makes of a list: event by event against the
- * timeline, and each marker at the checker's own host tick for it.
+ * event, the marker it is), read line by line, and the two judgments
+ * stage 2 makes of a list: event by event against the timeline, and each
+ * marker at the checker's own host tick for it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,7 +58,8 @@ static int by_time(const void *a, const void *b)
 	return strcmp(x->event, y->event);
 }
 
-void events_sort(struct out_events *l)
+/* Sort @l by time, source, CPU and event: for outputs that order ties their own way. */
+static void events_sort(struct out_events *l)
 {
 	if (l->n)
 		qsort(l->e, l->n, sizeof(*l->e), by_time);
@@ -120,40 +121,58 @@ static int parse_timeline_line(const char *line, const struct placements *p, str
 	return 0;
 }
 
-int events_read_timeline(const char *path, const struct placements *p, struct out_events *l)
+FILE *events_open(const char *path, struct out_events *l)
 {
 	FILE *f = fopen(path, "r");
+
+	*l = (struct out_events){ 0 };
+	if (!f)
+		report_msg("%s: %s", path, strerror(errno));
+	return f;
+}
+
+int events_read(const char *path, const struct placements *p, parse_fn parse, const char *shape,
+		struct out_events *l)
+{
+	FILE *f = events_open(path, l);
 	struct out_event e;
 	char *line = NULL;
 	size_t size = 0;
 	int nr = 0, ret = 0;
 
-	*l = (struct out_events){ 0 };
-	if (!f) {
-		report_msg("%s: %s", path, strerror(errno));
+	if (!f)
 		return -1;
-	}
 	while (!ret && getline(&line, &size, f) > 0) {
 		nr++;
-		if (parse_timeline_line(line, p, &e)) {
+		if (!parse(line, p, &e)) {
+			events_add(l, &e);
+		} else if (shape) {
 			line[strcspn(line, "\n")] = '\0';
-			report_msg("%s:%d: not 'TIME SOURCE [CPU] EVENT: INFO': %.80s", path, nr, line);
+			report_msg("%s:%d: not '%s': %.80s", path, nr, shape, line);
 			ret = -1;
-			break;
 		}
-		events_add(l, &e);
 	}
 	free(line);
 	fclose(f);
-	if (!ret && !l->n) {
-		report_msg("%s: no events", path);
-		ret = -1;
-	}
 	return ret;
 }
 
-void events_convert(const struct out_events *timeline, const struct unit *host,
-		    const struct unit *guest, bool guest_only, struct out_events *out)
+int events_read_timeline(const char *path, const struct placements *p, struct out_events *l)
+{
+	if (events_read(path, p, parse_timeline_line, "TIME SOURCE [CPU] EVENT: INFO", l))
+		return -1;
+	if (l->n)
+		return 0;
+	report_msg("%s: no events", path);
+	return -1;
+}
+
+/*
+ * The timeline's events (@host and @guest: the units of its host and guest
+ * events in the output), the guest's alone when @guest_only, into @out.
+ */
+static void events_convert(const struct out_events *timeline, const struct unit *host,
+			   const struct unit *guest, bool guest_only, struct out_events *out)
 {
 	size_t i;
 
@@ -185,7 +204,9 @@ static void describe_event(char *buf, size_t size, const struct out_events *l, s
 			 e->guest_cpu < 0 ? "host" : "guest", e->cpu, e->event);
 }
 
-bool events_compare(const struct out_events *want, const struct out_events *got, const char *what)
+/* @got against @want event by event; diagnostics name @what and the first differences. */
+static bool events_compare(const struct out_events *want, const struct out_events *got,
+			   const char *what)
 {
 	size_t i, n = want->n > got->n ? want->n : got->n, guest = 0, diffs = 0;
 	char a[96], b[96];
@@ -272,5 +293,22 @@ bool events_judge_markers(const struct ctx *c, const struct out_events *got, con
 	}
 	report_msg("%s: %zu markers against the checker's placement, the largest difference %llu %s",
 		   what, p->n, (unsigned long long)worst, unit_name(u));
+	return ok;
+}
+
+bool events_judge_output(const struct ctx *c, struct out_events *got, const struct unit *host,
+			 const struct unit *guest, const struct view *v)
+{
+	struct out_events want;
+	bool ok;
+
+	events_convert(&c->found->timeline, host, guest, v->guest_only, &want);
+	if (v->own_order) {
+		events_sort(&want);
+		events_sort(got);
+	}
+	ok = events_compare(&want, got, v->name);
+	ok &= events_judge_markers(c, got, guest, v->by_text, v->name);
+	events_free(&want);
 	return ok;
 }

@@ -183,12 +183,13 @@ static unsigned int plan_checks(const struct scenario *s, check_fn *list)
 	return n;
 }
 
-static double seconds_since(const struct timespec *t0)
+/* The monotonic clock in seconds. */
+static double now(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 static void read_recordings(const char *dir, struct recording *l0, struct recording *l1)
@@ -205,18 +206,15 @@ static void run_checks(const struct scenario *s, const check_fn *checks, unsigne
 	static struct recording l0, l1;
 	struct findings found = { 0 };
 	struct ctx c = { s, &l0, &l1, t, &found };
-	struct timespec t0;
-	double read_s;
+	double t0 = now(), read_s;
 	unsigned int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	read_recordings(dir, &l0, &l1);
-	read_s = seconds_since(&t0);
+	read_s = now() - t0;
 	make_work_dir(t->work);
 	for (i = 0; i < nr_checks; i++)
 		checks[i](&c);
-	report_msg("%s: read in %.2f s, checked in %.2f s", s->mode, read_s,
-		   seconds_since(&t0) - read_s);
+	report_msg("%s: read in %.2f s, checked in %.2f s", s->mode, read_s, now() - t0 - read_s);
 	recording_free(&l0);
 	recording_free(&l1);
 	free(found.placed.m);

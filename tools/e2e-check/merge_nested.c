@@ -23,12 +23,11 @@
 #include "child.h"
 #include "report.h"
 
-#define WHAT	512
-
 /* mktrace's spec of L2's trace from L1's payload markers below L2's TSC @below into @path. */
 static bool write_spec(const struct ctx *c, const char *path, uint64_t below)
 {
 	FILE *f = fopen(path, "w");
+	char text[MARKER_TEXT];
 	size_t i;
 
 	if (!f) {
@@ -41,9 +40,9 @@ static bool write_spec(const struct ctx *c, const char *path, uint64_t below)
 
 		if (m->tsc >= below)
 			continue;
-		fprintf(f, "%u %llu 1 ftrace:print ip=0 buf=\"ktt-n-marker cpu=%u seq=%u tsc=%llu\"\n",
-			m->cpu, (unsigned long long)m->tsc, m->cpu, m->seq,
-			(unsigned long long)m->tsc);
+		payload_marker_text(text, sizeof(text), m);
+		fprintf(f, "%u %llu 1 ftrace:print ip=0 buf=\"%s\"\n", m->cpu,
+			(unsigned long long)m->tsc, text);
 	}
 	if (fclose(f)) {
 		report_msg("%s: %s", path, strerror(errno));
@@ -91,10 +90,8 @@ void check_merge_l2(const struct ctx *c)
 	char what[WHAT], path[PATH_MAX], spec[PATH_MAX + 32];
 	int pid;
 
-	snprintf(what, sizeof(what),
-		 "kvm-tsc-merge merges %s with L2's trace (its markers from %s) as an L2 trace, --guest l2=l2.dat@PID,l2, and exits 0",
-		 c->l0->name, c->l1->name);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "kvm-tsc-merge merges %s with L2's trace (its markers from %s) as an L2 trace, --guest l2=l2.dat@PID,l2, and exits 0",
+			 c->l0->name, c->l1->name))
 		return;
 	pid = find_vmm(c);
 	if (!pid || !write_l2_trace(c, "l2.dat", UINT64_MAX, path)) {
@@ -137,9 +134,7 @@ void check_merge_l2_hint(const struct ctx *c)
 	char what[WHAT], path[PATH_MAX], spec[PATH_MAX + 32], err[PATH_MAX], hint[PATH_MAX + 64];
 	int pid;
 
-	snprintf(what, sizeof(what),
-		 "L2's trace before its TSC jump given without ,l2 (--guest l2=l2-before.dat@PID): kvm-tsc-merge exits 3 and names it as recorded inside the nested guest, with the spec to give");
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "L2's trace before its TSC jump given without ,l2 (--guest l2=l2-before.dat@PID): kvm-tsc-merge exits 3 and names it as recorded inside the nested guest, with the spec to give"))
 		return;
 	pid = find_vmm(c);
 	if (!pid || !write_l2_trace(c, "l2-before.dat", c->s->l2_tsc_jump, path)) {

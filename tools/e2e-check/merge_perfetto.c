@@ -24,7 +24,6 @@
 #include "events.h"
 #include "report.h"
 
-#define WHAT		512
 #define MAX_DEPTH	16
 #define MAX_NAME	48
 #define MAX_MACHINES	64
@@ -95,13 +94,10 @@ struct reader {
 static void PRINTF(2, 3) fail(struct reader *r, const char *fmt, ...)
 {
 	char msg[160];
-	va_list ap;
 
 	if (r->failures++ >= MAX_SHOWN)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	report_msg("  decoded line %lu: %s", r->nr, msg);
 }
 
@@ -415,17 +411,18 @@ static bool write_perfetto(const struct ctx *c, const char *pftrace)
 
 void check_perfetto(const struct ctx *c)
 {
+	/* Machine 1, the guest: its events read bundle by bundle, in an order of their own. */
+	static const struct view guest = { "machine 1", .guest_only = true, .own_order = true,
+					   .by_text = true };
 	struct unit ns = { .kind = UNIT_KHZ, .khz = c->l0->tsc_khz };
 	struct reader r = { .placed = &c->found->placed };
 	char what[WHAT], pftrace[PATH_MAX];
-	struct out_events want;
 	bool ok;
 
-	snprintf(what, sizeof(what),
-		 "the Perfetto trace (-p) decodes with protoc, keeps the import rules of ftrace bundles and machines, and has the guest's events at the timeline's host ns, each marker at the checker's");
-	if (!c->found->merged || !c->l0->tsc_khz) {
-		report_result(false, "%s (%s)", what, c->found->merged ? "no TSC rate of L0's known" :
-					      "kvm-tsc-merge wrote no timeline to judge");
+	if (!start_merge_check(what, c, "timeline", "the Perfetto trace (-p) decodes with protoc, keeps the import rules of ftrace bundles and machines, and has the guest's events at the timeline's host ns, each marker at the checker's"))
+		return;
+	if (!c->l0->tsc_khz) {
+		report_result(false, "%s (no TSC rate of L0's known)", what);
 		return;
 	}
 	report_msg("L0's rate: %llu kHz, from %s", (unsigned long long)c->l0->tsc_khz,
@@ -439,12 +436,7 @@ void check_perfetto(const struct ctx *c)
 	judge_machines(&r);
 	report_msg("the import rules: %lu broken", r.failures);
 	ok = !r.failures;
-	events_convert(&c->found->timeline, &ns, &ns, true, &want);
-	events_sort(&want);
-	events_sort(&r.guest);
-	ok &= events_compare(&want, &r.guest, "machine 1");
-	ok &= events_judge_markers(c, &r.guest, &ns, true, "machine 1");
-	events_free(&want);
+	ok &= events_judge_output(c, &r.guest, &ns, &ns, &guest);
 	free_reader(&r);
 	report_result(ok, "%s", what);
 }

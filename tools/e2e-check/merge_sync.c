@@ -7,7 +7,6 @@
  * vCPU's thread and its entries and exits as the checker counted them),
  * and trace-cmd report of the host copy against the input's.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +15,10 @@
 #include "events.h"
 #include "report.h"
 
-#define WHAT		512
 /* record-host.sh's tracing instance, whose name trace-cmd report puts before each line. */
 #define RECORD_INSTANCE	"kvm-tsc-record:"
 /* Lines a line-by-line comparison shows of its differences. */
 #define SHOWN_LINES	4
-
-/* The copy of @name in the sync directory, into @buf. */
-static const char *copy_of(const struct ctx *c, const char *name, char *buf)
-{
-	char sync[PATH_MAX];
-
-	return join_path(buf, work_path(c, "sync", sync), name);
-}
 
 /*
  * Where libtracecmd shows @path's times in ns, the last "MULT SHIFT
@@ -75,11 +65,11 @@ static int read_tsc2nsec(const char *path, const char *err, struct unit *u)
 /* The units the copies of L0's and L1's traces show time in. */
 static bool read_units(const struct ctx *c, struct unit *host, struct unit *guest)
 {
-	char path[PATH_MAX], err[PATH_MAX];
+	char err[PATH_MAX];
 
 	work_path(c, "trace-cmd-dump.stderr", err);
-	if (read_tsc2nsec(copy_of(c, "host.dat", path), err, host) ||
-	    read_tsc2nsec(copy_of(c, "guest.dat", path), err, guest))
+	if (read_tsc2nsec(c->found->sync_host, err, host) ||
+	    read_tsc2nsec(c->found->sync_guest, err, guest))
 		return false;
 	if (host->kind == UNIT_TSC2NSEC)
 		report_msg("the copies have TSC2NSEC (%llu >> %u, %llu >> %u): times compared in ns",
@@ -135,31 +125,7 @@ static int parse_report_line(const char *line, const struct placements *p, struc
 /* The events of trace-cmd report's output @path (its header lines aside) into @l. */
 static int read_report(const char *path, const struct placements *p, struct out_events *l)
 {
-	FILE *f = fopen(path, "r");
-	struct out_event e;
-	char *line = NULL;
-	size_t size = 0;
-
-	*l = (struct out_events){ 0 };
-	if (!f) {
-		report_msg("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (getline(&line, &size, f) > 0)
-		if (!parse_report_line(line, p, &e))
-			events_add(l, &e);
-	free(line);
-	fclose(f);
-	return 0;
-}
-
-/* False, with a failed result, when no timeline was merged. */
-static bool merged(const struct ctx *c, const char *what)
-{
-	if (c->found->merged)
-		return true;
-	report_result(false, "%s (kvm-tsc-merge wrote no timeline and copies to judge)", what);
-	return false;
+	return events_read(path, p, parse_report_line, NULL, l);
 }
 
 /* @argv's standard output into @out in the work directory, its errors beside; false unless 0. */
@@ -176,47 +142,56 @@ static bool run_into(const struct ctx *c, char *const argv[], const char *out)
 	return !status;
 }
 
-void check_sync_report(const struct ctx *c)
-{
-	char what[WHAT], host[PATH_MAX], guest[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { "trace-cmd", "report", "-N", "-t", "-i", host, "-i", guest, NULL };
-	struct out_events want, got;
-	struct unit hu, gu;
-	bool ok;
+/* A tool that reads the copies: its output in the work directory, read back, and what it shows. */
+struct copy_reader {
+	const char *out;
+	int (*read)(const char *path, const struct placements *p, struct out_events *l);
+	struct view view;
+};
 
-	snprintf(what, sizeof(what),
-		 "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)");
-	if (!merged(c, what))
+/* The check of @words: @argv, the tool @r, on the copies, against the timeline. */
+static void judge_copies(const struct ctx *c, char *const argv[], const struct copy_reader *r,
+			 const char *words)
+{
+	struct out_events got;
+	char what[WHAT], path[PATH_MAX];
+	struct unit hu, gu;
+
+	if (!start_merge_check(what, c, "timeline and copies", "%s", words))
 		return;
-	copy_of(c, "host.dat", host);
-	copy_of(c, "guest.dat", guest);
-	if (!read_units(c, &hu, &gu) || !run_into(c, argv, "sync-report.txt") ||
-	    read_report(work_path(c, "sync-report.txt", out), &c->found->placed, &got)) {
+	if (!read_units(c, &hu, &gu) || !run_into(c, argv, r->out) ||
+	    r->read(work_path(c, r->out, path), &c->found->placed, &got)) {
 		report_result(false, "%s", what);
 		return;
 	}
-	events_convert(&c->found->timeline, &hu, &gu, false, &want);
-	ok = events_compare(&want, &got, "trace-cmd report");
-	ok &= events_judge_markers(c, &got, &gu, true, "trace-cmd report");
-	events_free(&want);
+	report_result(events_judge_output(c, &got, &hu, &gu, &r->view), "%s", what);
 	events_free(&got);
-	report_result(ok, "%s", what);
 }
 
-/* kshark-times' "TIME CPU EVENT" lines of the guest stream at @path into @l. */
-static int read_kshark(const char *path, struct out_events *l)
+void check_sync_report(const struct ctx *c)
 {
-	FILE *f = fopen(path, "r");
+	static const struct copy_reader report = {
+		"sync-report.txt", read_report, { "trace-cmd report", .by_text = true }
+	};
+	char *argv[] = { "trace-cmd", "report", "-N", "-t", "-i", c->found->sync_host, "-i",
+			 c->found->sync_guest, NULL };
+
+	judge_copies(c, argv, &report,
+		     "trace-cmd report -i sync/host.dat -i sync/guest.dat shows every event of TIMELINE.txt at its time and in its order, and every marker at the checker's host tick for it (in ns where the copies have TSC2NSEC)");
+}
+
+/* kshark-times' "TIME CPU EVENT" lines of the guest stream at @path into @l (no marker's text). */
+static int read_kshark(const char *path, const struct placements *p, struct out_events *l)
+{
+	FILE *f = events_open(path, l);
 	struct out_event e = { .marker = MARKER_NONE };
 	unsigned long long ts;
 	char line[256];
 	int nr = 0;
 
-	*l = (struct out_events){ 0 };
-	if (!f) {
-		report_msg("%s: %s", path, strerror(errno));
+	(void)p;
+	if (!f)
 		return -1;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		nr++;
 		if (sscanf(line, "%llu %d %31s", &ts, &e.cpu, e.event) != 3) {
@@ -234,32 +209,16 @@ static int read_kshark(const char *path, struct out_events *l)
 
 void check_sync_kshark(const struct ctx *c)
 {
-	char what[WHAT], host[PATH_MAX], guest[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { (char *)c->t->kshark_times, host, guest, NULL };
-	struct out_events want, got;
-	struct unit hu, gu;
-	bool ok;
+	/* The guest's stream, which orders events of one time its own way. */
+	static const struct copy_reader kshark = {
+		"kshark.txt", read_kshark,
+		{ "libkshark's guest stream", .guest_only = true, .own_order = true }
+	};
+	char *argv[] = { (char *)c->t->kshark_times, c->found->sync_host, c->found->sync_guest,
+			 NULL };
 
-	snprintf(what, sizeof(what),
-		 "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's");
-	if (!merged(c, what))
-		return;
-	copy_of(c, "host.dat", host);
-	copy_of(c, "guest.dat", guest);
-	if (!read_units(c, &hu, &gu) || !run_into(c, argv, "kshark.txt") ||
-	    read_kshark(work_path(c, "kshark.txt", out), &got)) {
-		report_result(false, "%s", what);
-		return;
-	}
-	events_convert(&c->found->timeline, &hu, &gu, true, &want);
-	/* libkshark orders events of one time its own way. */
-	events_sort(&want);
-	events_sort(&got);
-	ok = events_compare(&want, &got, "libkshark's guest stream");
-	ok &= events_judge_markers(c, &got, &gu, false, "libkshark's guest stream");
-	events_free(&want);
-	events_free(&got);
-	report_result(ok, "%s", what);
+	judge_copies(c, argv, &kshark,
+		     "libkshark (kshark-times) puts the guest events of the --sync-out copies at the timeline's host times, each marker's print at the checker's");
 }
 
 /* One "NAME vcpu N tid T stream S kvm_entry E kvm_exit X" line against L0's trace. */
@@ -285,19 +244,16 @@ static bool judge_combo_line(const struct ctx *c, const char *line, bool *seen)
 
 void check_sync_combo(const struct ctx *c)
 {
-	char what[WHAT], host[PATH_MAX], guest[PATH_MAX], out[PATH_MAX], line[256];
-	char *argv[] = { (char *)c->t->kshark_times, "--combo", host, guest, NULL };
+	char *argv[] = { (char *)c->t->kshark_times, "--combo", c->found->sync_host,
+			 c->found->sync_guest, NULL };
+	char what[WHAT], out[PATH_MAX], line[256];
 	bool seen[MAX_VCPUS] = { false }, ok;
 	unsigned int n = 0;
 	FILE *f;
 
-	snprintf(what, sizeof(what),
-		 "KernelShark's KVM combo on the copies: libkshark maps L1's %llu vCPUs, each to the thread that ran it in %s, with its kvm_entry and kvm_exit events there",
-		 (unsigned long long)c->s->l1_vcpus, c->l0->name);
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline and copies", "KernelShark's KVM combo on the copies: libkshark maps L1's %llu vCPUs, each to the thread that ran it in %s, with its kvm_entry and kvm_exit events there",
+			       (unsigned long long)c->s->l1_vcpus, c->l0->name))
 		return;
-	copy_of(c, "host.dat", host);
-	copy_of(c, "guest.dat", guest);
 	ok = run_into(c, argv, "kshark-combo.txt");
 	f = fopen(work_path(c, "kshark-combo.txt", out), "r");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -350,16 +306,13 @@ static bool compare_reports(const char *a_path, const char *b_path)
 
 void check_sync_host_report(const struct ctx *c)
 {
-	char what[WHAT], copy[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
 	char *input[] = { "trace-cmd", "report", "-i", c->l0->path, NULL };
-	char *output[] = { "trace-cmd", "report", "-i", copy, NULL };
+	char *output[] = { "trace-cmd", "report", "-i", c->found->sync_host, NULL };
+	char what[WHAT], a[PATH_MAX], b[PATH_MAX];
 
-	snprintf(what, sizeof(what),
-		 "trace-cmd report of the host copy is %s's, line for line (record-host.sh's instance name aside)",
-		 c->l0->name);
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline and copies", "trace-cmd report of the host copy is %s's, line for line (record-host.sh's instance name aside)",
+			       c->l0->name))
 		return;
-	copy_of(c, "host.dat", copy);
 	if (!run_into(c, input, "host.report") || !run_into(c, output, "sync-host.report")) {
 		report_result(false, "%s", what);
 		return;

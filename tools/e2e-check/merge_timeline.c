@@ -4,7 +4,8 @@
  * mode's files (L1's trace as a guest of L0's in modes own, agent and
  * late, with its --sync-out copies; in mode nested, L2's markers as an L2
  * trace), its text timeline judged by the checker's own placement of each
- * marker, and its count of every event.
+ * marker, and its count of every event; and how every check of its
+ * outputs starts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,6 @@
 #include "events.h"
 #include "report.h"
 
-#define WHAT		512
 #define MAX_ARGS	24
 
 /* The files of one run of kvm-tsc-merge in the work directory. */
@@ -26,26 +26,27 @@ struct merge_files {
 	char err[PATH_MAX];
 };
 
-static void name_files(const struct ctx *c, struct merge_files *f)
+/* The run's files into @f, and the copies it writes into @sync_dir (NULL: none) into c->found. */
+static void name_files(const struct ctx *c, struct merge_files *f, const char *sync_dir)
 {
 	work_path(c, "TIMELINE.txt", f->timeline);
 	work_path(c, "SUMMARY.txt", f->summary);
 	work_path(c, "merge.stderr", f->err);
+	if (!sync_dir)
+		return;
+	join_path(c->found->sync_host, sync_dir, "host.dat");
+	join_path(c->found->sync_guest, sync_dir, "guest.dat");
 }
 
 /* Remove what an earlier run left, so that a failed merge leaves no output to judge. */
-static void remove_outputs(const struct merge_files *f, const char *sync_dir)
+static void remove_outputs(const struct ctx *c, const struct merge_files *f, bool sync)
 {
-	char path[PATH_MAX];
-
 	unlink(f->timeline);
 	unlink(f->summary);
-	if (!sync_dir)
+	if (!sync)
 		return;
-	snprintf(path, sizeof(path), "%s/host.dat", sync_dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/guest.dat", sync_dir);
-	unlink(path);
+	unlink(c->found->sync_host);
+	unlink(c->found->sync_guest);
 }
 
 /* Its "total:" line, and what it printed on standard error. */
@@ -75,8 +76,8 @@ bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir)
 	struct merge_files f;
 	int n = 8, status;
 
-	name_files(c, &f);
-	remove_outputs(&f, sync_dir);
+	name_files(c, &f, sync_dir);
+	remove_outputs(c, &f, sync_dir != NULL);
 	argv[n++] = "--summary";
 	argv[n++] = f.summary;
 	argv[n++] = "--output";
@@ -98,12 +99,12 @@ bool run_merge(const struct ctx *c, const char *spec, const char *sync_dir)
 	return true;
 }
 
-/* False, with a failed result, when no timeline was merged. */
-static bool merged(const struct ctx *c, const char *what)
+bool start_merge_check(char *what, const struct ctx *c, const char *outputs, const char *fmt, ...)
 {
+	FORMAT_ARGS(what, WHAT, fmt);
 	if (c->found->merged)
 		return true;
-	report_result(false, "%s (kvm-tsc-merge wrote no timeline to judge)", what);
+	report_result(false, "%s (kvm-tsc-merge wrote no %s to judge)", what, outputs);
 	return false;
 }
 
@@ -111,10 +112,8 @@ void check_merge_l1(const struct ctx *c)
 {
 	char what[WHAT], spec[PATH_MAX + 8], sync_dir[PATH_MAX];
 
-	snprintf(what, sizeof(what),
-		 "kvm-tsc-merge merges %s and %s (--guest l1=%s), its --sync-out copies beside, and exits 0",
-		 c->l0->name, c->l1->name, c->l1->name);
-	if (!usable(c->l0, what) || !usable(c->l1, what))
+	if (!start_check(what, c->l0, c->l1, "kvm-tsc-merge merges %s and %s (--guest l1=%s), its --sync-out copies beside, and exits 0",
+			 c->l0->name, c->l1->name, c->l1->name))
 		return;
 	snprintf(spec, sizeof(spec), "l1=%s", c->l1->path);
 	if (mkdir(work_path(c, "sync", sync_dir), 0755) && errno != EEXIST) {
@@ -176,10 +175,8 @@ void check_merge_placement(const struct ctx *c)
 	bool ok;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "in TIMELINE.txt every marker is at the checker's host tick for it%s, on its vCPU, unmarked, and right before its own port exit: after the kvm_exit line of the one before, before its own's",
-		 p->n && p->m[0].slack ? " (within contract.md's bound of the long way)" : "");
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline", "in TIMELINE.txt every marker is at the checker's host tick for it%s, on its vCPU, unmarked, and right before its own port exit: after the kvm_exit line of the one before, before its own's",
+			       p->n && p->m[0].slack ? " (within contract.md's bound of the long way)" : ""))
 		return;
 	ok = events_judge_markers(c, tl, &ticks, true, "TIMELINE.txt");
 	for (i = 0; i < p->n; i++)
@@ -237,10 +234,8 @@ void check_merge_events(const struct ctx *c)
 	bool ok;
 	size_t i;
 
-	snprintf(what, sizeof(what),
-		 "TIMELINE.txt has every event of %s and of %s, the scenario's markers on each vCPU, none unplaced by the checker, and no guest event outside a run of its vCPU or fitting two TSC steps",
-		 c->l0->name, nested ? "L2's trace" : c->l1->name);
-	if (!merged(c, what))
+	if (!start_merge_check(what, c, "timeline", "TIMELINE.txt has every event of %s and of %s, the scenario's markers on each vCPU, none unplaced by the checker, and no guest event outside a run of its vCPU or fitting two TSC steps",
+			       c->l0->name, nested ? "L2's trace" : c->l1->name))
 		return;
 	for (i = 0; i < tl->n; i++) {
 		host += tl->e[i].guest_cpu < 0;

@@ -3,7 +3,7 @@
  * recording.c: read one trace.dat with libtracecmd, every buffer in time
  * order and every timestamp raw, and keep what the checks judge: markers,
  * IA32_TSC writes, payload lines, I/O exits, vCPU runs and threads, TSC
- * events, and who made which thread.
+ * events, and who made which thread; and a marker's text written back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -166,6 +166,22 @@ static int read_msr(struct recording *r, const struct tep_record *rec, const uin
 	r->msr_writes = grow(r->msr_writes, r->nr_msr_writes, sizeof(*r->msr_writes));
 	r->msr_writes[r->nr_msr_writes++] = (struct msr_write){ rec->ts, rec->cpu, v[1], v[2] };
 	return 0;
+}
+
+const char *phase_name(enum phase phase)
+{
+	return phase == PHASE_BEFORE ? "before" : "after";
+}
+
+void marker_text(char *buf, size_t size, const struct marker *m)
+{
+	snprintf(buf, size, "ktt-marker %s cpu=%u seq=%u", phase_name(m->phase), m->cpu, m->seq);
+}
+
+void payload_marker_text(char *buf, size_t size, const struct payload_marker *m)
+{
+	snprintf(buf, size, "ktt-n-marker cpu=%u seq=%u tsc=%llu", m->cpu, m->seq,
+		 (unsigned long long)m->tsc);
 }
 
 static void add_marker(struct recording *r, const struct tep_record *rec, const char *phase,

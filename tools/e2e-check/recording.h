@@ -3,7 +3,8 @@
  * recording.h: what the checker takes from one trace.dat, read once with
  * libtracecmd and libtraceevent: the markers and TSC writes of the level
  * that recorded it, and, where that level is a KVM host, its guests' port
- * exits, runs and TSC offsets and multipliers, every timestamp raw.
+ * exits, runs and TSC offsets and multipliers, every timestamp raw; and
+ * the markers' texts as they were written.
  */
 #ifndef E2E_CHECK_RECORDING_H
 #define E2E_CHECK_RECORDING_H
@@ -32,6 +33,12 @@ struct marker {
 	unsigned int seq;
 	enum phase phase;
 };
+
+/*
+ * The room for a marker's text, by which the checks name it, in quotes:
+ * the longest, a ktt-n-marker's of 10, 10 and 20 digits, and its NUL.
+ */
+#define MARKER_TEXT	68
 
 /* msr:write_msr of IA32_TSC (0x10). */
 struct msr_write {
@@ -154,6 +161,13 @@ struct recording {
 	int l2_runner;
 	struct vcpu_facts vcpu[MAX_VCPUS];
 };
+
+/* "before" or "after". */
+const char *phase_name(enum phase phase);
+/* @m's text as guest-init.sh wrote it into trace_marker. */
+void marker_text(char *buf, size_t size, const struct marker *m);
+/* @m's text as tsc_nested_payload wrote it into L1's trace. */
+void payload_marker_text(char *buf, size_t size, const struct payload_marker *m);
 
 /* Read DIR/NAME into @r; on failure r->error says why. */
 void recording_read(struct recording *r, const char *dir, const char *name);

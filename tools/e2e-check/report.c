@@ -29,47 +29,52 @@ void report_set_prefix(const char *prefix)
 	line_prefix = prefix;
 }
 
+/* The lines a check's reporter prints: its result, passed or failed, its skip, a diagnostic. */
+enum line {
+	LINE_PASS,
+	LINE_FAIL,
+	LINE_SKIP,
+	LINE_MSG,
+};
+
+static void print_line(enum line line, const char *msg)
+{
+	if (line == LINE_MSG)
+		ksft_print_msg("%s\n", msg);
+	else if (line == LINE_SKIP)
+		ksft_test_result_skip("%s: %s\n", line_prefix, msg);
+	else
+		ksft_test_result(line == LINE_PASS, "%s: %s\n", line_prefix, msg);
+}
+
+/* In a reporter of PRINTF(..., n): @fmt and the arguments after it, printed as a @line. */
+#define REPORT(line, fmt) \
+	do { \
+		char msg[MAX_MESSAGE]; \
+		FORMAT_ARGS(msg, sizeof(msg), fmt); \
+		print_line(line, msg); \
+	} while (0)
+
 void report_result(bool ok, const char *fmt, ...)
 {
-	char msg[MAX_MESSAGE];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ksft_test_result(ok, "%s: %s\n", line_prefix, msg);
+	REPORT(ok ? LINE_PASS : LINE_FAIL, fmt);
 }
 
 void report_skip(const char *fmt, ...)
 {
-	char msg[MAX_MESSAGE];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ksft_test_result_skip("%s: %s\n", line_prefix, msg);
+	REPORT(LINE_SKIP, fmt);
 }
 
 void report_msg(const char *fmt, ...)
 {
-	char msg[MAX_MESSAGE];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ksft_print_msg("%s\n", msg);
+	REPORT(LINE_MSG, fmt);
 }
 
 void report_bail(const char *fmt, ...)
 {
 	char msg[MAX_MESSAGE];
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	FORMAT_ARGS(msg, sizeof(msg), fmt);
 	ksft_exit_fail_msg("%s\n", msg);
 }
 

@@ -2,7 +2,8 @@
 /*
  * tsc.c: guest = ((host * mult) >> frac) + offset modulo 2^64, the product
  * in 128 bits, and its inverse rounded up, in integers only; and the
- * steps of a vCPU rebuilt from a host recording's TSC events.
+ * steps of a vCPU rebuilt from a host recording's TSC events, and those
+ * events searched.
  */
 #include <stdlib.h>
 
@@ -63,13 +64,43 @@ static void push_step(struct tsc_steps *st, const struct tsc_step *s)
 	st->step[st->n++] = *s;
 }
 
-static const struct tsc_event *first_event(const struct vcpu_facts *vc, enum tsc_kind kind)
+bool tsc_snapshot_mult(const struct snapshot_vcpu *snap, struct tsc_step *s)
 {
+	if (!snap->known)
+		return false;
+	s->mult = snap->scaling ? snap->ratio : 1;
+	s->frac = snap->scaling ? snap->frac : 0;
+	return true;
+}
+
+const struct tsc_event *tsc_find_event(const struct vcpu_facts *vc, enum tsc_kind kind, bool last)
+{
+	const struct tsc_event *found = NULL;
 	size_t i;
 
-	for (i = 0; i < vc->nr_tsc; i++)
-		if (vc->tsc[i].kind == kind)
-			return &vc->tsc[i];
+	for (i = 0; i < vc->nr_tsc; i++) {
+		if (vc->tsc[i].kind != kind)
+			continue;
+		found = &vc->tsc[i];
+		if (!last)
+			break;
+	}
+	return found;
+}
+
+const struct tsc_event *tsc_next_write(const struct vcpu_facts *vc, const struct tsc_steps *steps,
+				       uint64_t value, uint64_t bound, size_t *i, uint64_t *past)
+{
+	while (*i < vc->nr_tsc) {
+		const struct tsc_event *ev = &vc->tsc[(*i)++];
+		const struct tsc_step *s = tsc_step_at(steps, ev->ts);
+
+		if (ev->kind != TSC_OFFSET || !s || !s->mult)
+			continue;
+		*past = tsc_guest_at(s, ev->ts) - value;
+		if (*past <= bound)
+			return ev;
+	}
 	return NULL;
 }
 
@@ -77,8 +108,8 @@ static const struct tsc_event *first_event(const struct vcpu_facts *vc, enum tsc
 static int first_values(const struct vcpu_facts *vc, const struct tsc_step *fallback,
 			struct tsc_step *s, const char **why)
 {
-	const struct tsc_event *off = first_event(vc, TSC_OFFSET);
-	const struct tsc_event *mul = first_event(vc, TSC_MULTIPLIER);
+	const struct tsc_event *off = tsc_find_event(vc, TSC_OFFSET, false);
+	const struct tsc_event *mul = tsc_find_event(vc, TSC_MULTIPLIER, false);
 
 	*s = (struct tsc_step){ 0 };
 	if (off)
@@ -92,13 +123,7 @@ static int first_values(const struct vcpu_facts *vc, const struct tsc_step *fall
 	if (mul) {
 		s->mult = mul->prev;
 		s->frac = mul->frac;
-	} else if (vc->snapshot.known && vc->snapshot.scaling) {
-		s->mult = vc->snapshot.ratio;
-		s->frac = vc->snapshot.frac;
-	} else if (vc->snapshot.known) {
-		s->mult = 1;
-		s->frac = 0;
-	} else {
+	} else if (!tsc_snapshot_mult(&vc->snapshot, s)) {
 		s->mult = fallback->mult;
 		s->frac = fallback->frac;
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tsc.h: a guest's TSC as a function of its host's, step by step: the
- * formula KVM applies, its inverse, and which step holds a guest value.
+ * formula KVM applies, its inverse, which step holds a guest value, and
+ * the TSC events of a vCPU that make the steps.
  */
 #ifndef E2E_CHECK_TSC_H
 #define E2E_CHECK_TSC_H
@@ -34,6 +35,21 @@ bool tsc_host_of(const struct tsc_step *s, uint64_t guest, uint64_t *host);
 bool tsc_place(const struct tsc_steps *st, uint64_t guest, uint64_t *host);
 /* The step in force at host tick @host; NULL before the first. */
 const struct tsc_step *tsc_step_at(const struct tsc_steps *st, uint64_t host);
+
+/*
+ * kvm-tsc-snapshot's multiplier in @snap into @s: its ratio, else
+ * unscaled (KVM without TSC scaling); false when @snap has no line.
+ */
+bool tsc_snapshot_mult(const struct snapshot_vcpu *snap, struct tsc_step *s);
+/* The first TSC event of @kind of @vc, or the last when @last; NULL: none. */
+const struct tsc_event *tsc_find_event(const struct vcpu_facts *vc, enum tsc_kind kind, bool last);
+/*
+ * The next kvm_write_tsc_offset of @vc from its event *@i on (*@i moved
+ * past it) whose new offset, by @steps, puts the guest's TSC at the event
+ * @past = 0 to @bound ticks past @value; NULL: none.
+ */
+const struct tsc_event *tsc_next_write(const struct vcpu_facts *vc, const struct tsc_steps *steps,
+				       uint64_t value, uint64_t bound, size_t *i, uint64_t *past);
 
 /*
  * The steps of guest vCPU @vcpu in the host recording @r, from its
