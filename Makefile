@@ -47,7 +47,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_tsc_adjust_test x86_64/vmx_nested_tsc_scaling_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -212,10 +212,10 @@ fuzz-seeds: $(BUILD)/kernel/arch/x86/boot/bzImage selftests
 	mkdir -p $(FUZZ_REAL)/host $(FUZZ_REAL)/guest
 	cp $(FUZZ_SEEDS_VM)/export/seeds/host/*.dat $(FUZZ_REAL)/host/
 	cp $(FUZZ_SEEDS_VM)/export/seeds/guest/*.dat $(FUZZ_REAL)/guest/
-	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/agent-host.dat,host/agent-host-vmx-v7-zstd.dat,--compression zstd)
-	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/agent-guest.dat,guest/agent-guest-vmx-v7-zstd.dat,--compression zstd)
-	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/agent-guest.dat,guest/agent-guest-vmx-v6.dat,--file-version 6)
-	$(call agent_seed,$(BUILD)/vmtest-e2e/export/agent/agent-guest.dat,guest/agent-guest-qemu-v7-zstd.dat,--compression zstd)
+	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/host.dat,host/agent-host-vmx-v7-zstd.dat,--compression zstd)
+	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/guest.dat,guest/agent-guest-vmx-v7-zstd.dat,--compression zstd)
+	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/guest.dat,guest/agent-guest-vmx-v6.dat,--file-version 6)
+	$(call agent_seed,$(BUILD)/vmtest-e2e/export/agent/guest.dat,guest/agent-guest-qemu-v7-zstd.dat,--compression zstd)
 
 # agent_seed(SOURCE, SEED, CONVERT_OPTIONS): SEED under FUZZ_REAL from an
 # agent-mode recording, skipped (with a word) when the run that makes it
@@ -285,32 +285,45 @@ $(eval $(call vm_check,vm-vmx,test,--vmm bochs \
 # the test kernel only.
 $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
 
-# Under QEMU also mode nested, whose nested guest runs
-# tsc_nested_payload's guest: vmtest.sh puts the payload from
-# build/selftests-install into the nested guest's initramfs.
-$(RESULTS)/merge-e2e.tap: tools selftests $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --modes "own agent late nested"
+# The end-to-end recordings: scripts/e2e/e2e-test.sh records each
+# scenario in the test VM and e2e-check judges the traces and
+# kvm-tsc-merge's outputs. e2e-check prints with the tree's kselftest.h;
+# its check runs it, and its sanitizer build, on no recordings at all.
+E2E_SCENARIOS := scripts/e2e/scenarios
+e2e-check: $(BUILD)/series.applied | deps-tools
+	+$(MAKE) -C tools/e2e-check KSRC=$(TREE) check
 
-# The same under Bochs, with the nested guest's TSC scaled to half L1's
-# 3.5 GHz.
-$(RESULTS)/merge-e2e-vmx.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
-		--l2-tsc-khz 1750000
+# A guest made to hang (its QEMU stopped) is reported after the scenario's
+# silence, here 30 s, with its console's tail.
+$(RESULTS)/e2e-hang.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/hang-test.sh
 
-# Mode linux-n alone, not part of check (N's boot alone takes minutes):
-# the nested guest boots a Linux guest of its own, which traces itself.
-$(RESULTS)/merge-e2e-linux-n.tap: tools $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --dir $(BUILD)/vmtest-e2e-linux-n --modes linux-n
+# Under QEMU also scenario nested, whose L1 runs tsc_nested_payload's
+# guest: guest-root.sh puts the payload from build/selftests-install into
+# L1's initramfs.
+$(RESULTS)/merge-e2e.tap: tools selftests e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh \
+		$(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario nested.scenario)
+
+# The same under Bochs, with L1's TSC scaled to half L0's 3.5 GHz.
+$(RESULTS)/merge-e2e-vmx.tap: tools e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
+		--set l1_tsc_khz=1750000 $(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario)
+
+# Scenario linux-n alone, not part of check (L2's boot alone takes
+# minutes): L1 boots a Linux guest of its own, which traces itself.
+$(RESULTS)/merge-e2e-linux-n.tap: tools e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --dir $(BUILD)/vmtest-e2e-linux-n \
+		$(E2E_SCENARIOS)/linux-n.scenario
 
 merge-e2e-linux-n: $(RESULTS)/merge-e2e-linux-n.tap
 
-# Mode nested under Bochs, not part of check (the Bochs runs there take
-# their share already): the nested guest at half the host's TSC rate,
-# tsc_nested_payload's guest at half the nested guest's, each through TSC
-# scaling.
-$(RESULTS)/merge-e2e-vmx-nested.tap: tools selftests $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/vm/merge-e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx-nested \
-		--l2-tsc-khz 1750000 --n-tsc-khz 875000 --modes nested
+# Scenario nested under Bochs, not part of check (the Bochs runs there take
+# their share already): L1 at half L0's TSC rate, L2 at half L1's, each
+# through TSC scaling.
+$(RESULTS)/merge-e2e-vmx-nested.tap: tools selftests e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx-nested \
+		--set l1_tsc_khz=1750000 --set l2_tsc_khz=875000 $(E2E_SCENARIOS)/nested.scenario
 
 merge-e2e-vmx-nested: $(RESULTS)/merge-e2e-vmx-nested.tap
 
@@ -337,5 +350,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft tools check fuzz fuzz-seeds \
+.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft tools e2e-check check fuzz fuzz-seeds \
 	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE

@@ -4,8 +4,8 @@
  * rdtsc, and write every value it reads into this kernel's trace_marker.
  *
  * Not a test: it checks nothing but that the guest reports what it should.
- * It is the innermost guest of the test VM's three-level run
- * (scripts/guest/vm-nested-trace.sh, mode "nested"): run inside a guest
+ * It is L2 of the end-to-end scenario nested (scripts/e2e/record-pair.sh,
+ * scripts/e2e/guest-init.sh): run inside a guest
  * that is itself a KVM host, each ucall is a port write (libkvm's port
  * 0x1000) that exits to the outermost KVM first, so the outer host's trace
  * has an IO exit for every marker this program writes into the middle

@@ -3,7 +3,7 @@
 #
 # The test VM records itself as a KVM host (tools/record-host/record-host.sh) while a
 # Linux guest runs under QEMU/KVM in it and sets its IA32_TSC 10^12 cycles
-# ahead (scripts/guest/vm-nested-trace.sh). The pair comes out to build/demo/;
+# ahead (scripts/e2e/record-pair.sh, scenario own). The pair comes out to build/demo/export/own/;
 # the merged timeline, the Chrome JSON (for the Perfetto UI or
 # chrome://tracing) and the summary go next to it.
 
@@ -13,7 +13,7 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 
 readonly VM_DIR=$BUILD_DIR/demo
-readonly EXPORT=$VM_DIR/export
+readonly EXPORT=$VM_DIR/export/own
 readonly MERGE=$BUILD_DIR/tools/kvm-tsc-merge
 readonly TIMELINE=$VM_DIR/timeline.txt
 readonly JSON=$VM_DIR/timeline.json
@@ -23,9 +23,11 @@ record()
 {
 	note "recording a host + guest trace pair in the test VM (about a minute)"
 	{
-		scripts/vm/nested-root.sh "$VM_DIR-root" &&
+		scripts/e2e/guest-root.sh "$VM_DIR-root" &&
+			mkdir -p "$VM_DIR-root/e2e/scenarios" &&
+			cp scripts/e2e/scenarios/own.scenario "$VM_DIR-root/e2e/scenarios/" &&
 			scripts/vm/vmtest.sh --dir "$VM_DIR" --cpus 1 --add "$VM_DIR-root" -- \
-				sh scripts/guest/vm-nested-trace.sh
+				sh scripts/e2e/record-pair.sh /e2e/scenarios/own.scenario
 	} >"$VM_DIR.log" 2>&1 ||
 		die "the nested recording failed (under TCG the nested guest sometimes does; run 'make demo' again): $VM_DIR.log"
 }
