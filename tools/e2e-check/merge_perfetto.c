@@ -2,7 +2,7 @@
 /*
  * merge_perfetto.c: kvm-tsc-merge's Perfetto trace (-p) decoded by protoc
  * and read back: what trace_processor's import of ftrace bundles and
- * machines relies on (the rules of tools/tsc-merge/tests/pftrace-check.awk),
+ * machines relies on (the rules of tools/tsc-merge/tests/pftrace-check.c),
  * and the guest's events, machine 1, at the timeline's host ns, each
  * marker at the checker's.
  *
