@@ -2,10 +2,10 @@
 /*
  * pftrace-check.c: check a Perfetto trace, as protoc --decode prints it,
  * against what trace_processor's import of ftrace bundles and machines
- * relies on.
+ * relies on; or, with --events, list its tracks and events (pftrace-events.c).
  *
  *   protoc --decode=perfetto.protos.Trace --proto_path=proto perfetto_trace.proto <T.pftrace |
- *       pftrace-check [--names]
+ *       pftrace-check [--names | --events]
  *
  * Written from Perfetto's import rules, independently of the sink:
  *   - every ftrace bundle names its CPU, and its events' timestamps do not
@@ -27,14 +27,12 @@
  * Prints each violation and a last line "ok BUNDLES EVENTS" or "FAILED N";
  * exits 1 on a violation, 2 on a usage or memory error.
  */
-#include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH	32
-#define MAX_NAME	64
+#include "pftrace.h"
+
 #define MAX_ARRAYS	32
 #define MAX_MACHINES	1024
 
@@ -69,8 +67,6 @@ struct packet {
 
 struct checker {
 	bool check_names;
-	char stack[MAX_DEPTH][MAX_NAME];
-	int depth;
 	unsigned long line;
 	struct packet pk;
 	/* The event being read: its time, its pid + 1, the pids it names + 1. */
@@ -81,24 +77,11 @@ struct checker {
 	/* Sequences and their machines; (machine, pid) pairs named. */
 	struct list seqs, seq_machines, named_machines, named_pids;
 	struct cpu_time *cpus;
-	size_t nr_cpus;
+	size_t nr_cpus, cpus_size;
 	bool named[MAX_MACHINES], info[MAX_MACHINES], bundles[MAX_MACHINES];
 	bool used[MAX_MACHINES];
 	unsigned long nr_bundles, nr_events, failures;
 };
-
-static void *grow(void *p, size_t *size, size_t n, size_t elem)
-{
-	if (n < *size)
-		return p;
-	*size = *size ? 2 * *size : 16;
-	p = realloc(p, *size * elem);
-	if (!p) {
-		fprintf(stderr, "pftrace-check: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
 
 static void add(struct list *l, uint64_t v)
 {
@@ -112,15 +95,10 @@ static void fail(struct checker *c, const char *what)
 	c->failures++;
 }
 
-static bool in(const struct checker *c, int depth, const char *name)
-{
-	return c->depth > depth && depth < MAX_DEPTH && !strcmp(c->stack[depth], name);
-}
-
-/* A pid named on @machine; @pid_1 is the pid + 1, 0 for none. */
+/* A pid named on @machine, kept when --names asks; @pid_1 is the pid + 1, 0 for none. */
 static void name_task(struct checker *c, uint64_t machine, uint64_t pid_1)
 {
-	if (!pid_1)
+	if (!pid_1 || !c->check_names)
 		return;
 	add(&c->named_machines, machine);
 	add(&c->named_pids, pid_1);
@@ -248,13 +226,12 @@ static void close_compact(struct checker *c)
 
 static struct cpu_time *cpu_time_of(struct checker *c, uint64_t machine, uint64_t cpu, bool *seen)
 {
-	static size_t size;
 	size_t i;
 
 	for (i = 0; i < c->nr_cpus; i++)
 		if (c->cpus[i].machine == machine && c->cpus[i].cpu == cpu)
 			return *seen = true, &c->cpus[i];
-	c->cpus = grow(c->cpus, &size, c->nr_cpus, sizeof(*c->cpus));
+	c->cpus = grow(c->cpus, &c->cpus_size, c->nr_cpus, sizeof(*c->cpus));
 	c->cpus[c->nr_cpus] = (struct cpu_time){ machine, cpu, 0 };
 	*seen = false;
 	return &c->cpus[c->nr_cpus++];
@@ -363,108 +340,90 @@ static void close_packet(struct checker *c)
 			       .compact = pk->compact };
 }
 
-static void open_message(struct checker *c, const char *name)
+static void open_message(void *data, const struct stack *s)
 {
-	if (c->depth == 1 && !strcmp(name, "ftrace_events")) {
+	struct checker *c = data;
+
+	if (s->depth == 2 && stack_in(s, 2, "ftrace_events")) {
 		c->pk.bundle = true;
 		c->pk.last = 0;
 	}
-	if (c->depth == 1 && !strcmp(name, "track_descriptor"))
+	if (s->depth == 2 && stack_in(s, 2, "track_descriptor"))
 		c->pk.track = true;
-	if (c->depth < MAX_DEPTH)
-		snprintf(c->stack[c->depth], MAX_NAME, "%s", name);
-	c->depth++;
 }
 
-static void close_message(struct checker *c)
+static void close_message(void *data, const struct stack *s)
 {
-	c->depth--;
-	if (c->depth == 0)
+	struct checker *c = data;
+
+	c->line = s->line;
+	if (s->depth == 1)
 		close_packet(c);
-	else if (c->depth == 2 && in(c, 1, "ftrace_events") && !strcmp(c->stack[2], "event"))
+	else if (s->depth == 3 && stack_in(s, 2, "ftrace_events") && stack_in(s, 3, "event"))
 		close_event(c);
-	else if (c->depth == 2 && in(c, 1, "ftrace_events") &&
-		 !strcmp(c->stack[2], "compact_sched"))
+	else if (s->depth == 3 && stack_in(s, 2, "ftrace_events") &&
+		 stack_in(s, 3, "compact_sched"))
 		close_compact(c);
 }
 
-static bool names_task(const struct checker *c, const char *key)
+static bool names_task(const struct stack *s, const char *key)
 {
 	static const char *const by_pid[] = { "task_newtask", "task_rename", "sched_waking",
 					      "sched_wakeup" };
 	size_t i;
 
-	if (c->depth != 4)
+	if (s->depth != 4)
 		return false;
 	for (i = 0; i < sizeof(by_pid) / sizeof(by_pid[0]); i++)
-		if (in(c, 3, by_pid[i]))
+		if (stack_in(s, 4, by_pid[i]))
 			return !strcmp(key, "pid");
-	return in(c, 3, "sched_switch") && (!strcmp(key, "prev_pid") || !strcmp(key, "next_pid"));
+	return stack_in(s, 4, "sched_switch") &&
+	       (!strcmp(key, "prev_pid") || !strcmp(key, "next_pid"));
 }
 
-/* One field "KEY: VALUE" where the stack says what it belongs to; VALUE unquoted. */
-static void read_field(struct checker *c, const char *key, const char *value)
+/* @value's first word, without its quotes. */
+static const char *first_word(char *value)
 {
-	struct packet *pk = &c->pk;
-	uint64_t v = strtoull(value, NULL, 10);
+	size_t len;
 
-	if (c->depth == 1 && !strcmp(key, "machine_id"))
-		pk->machine = v;
-	else if (c->depth == 1 && !strcmp(key, "trusted_packet_sequence_id"))
-		pk->has_seq = (pk->seq = v, true);
-	else if (c->depth == 2 && in(c, 1, "ftrace_events") && !strcmp(key, "cpu"))
-		pk->has_cpu = (pk->cpu = v, true);
-	else if (c->depth == 3 && in(c, 1, "ftrace_events") && in(c, 2, "compact_sched"))
-		add(array_of(c, key), v);
-	else if (c->depth == 3 && in(c, 1, "ftrace_events") && in(c, 2, "event") &&
-		 !strcmp(key, "timestamp"))
-		c->ev_ts = v;
-	else if (c->depth == 3 && in(c, 1, "ftrace_events") && in(c, 2, "event") &&
-		 !strcmp(key, "pid"))
-		c->ev_pid = v + 1;
-	else if (c->depth == 2 && in(c, 1, "system_info") && !strcmp(key, "machine_name"))
-		pk->machine_name |= *value != '\0';
-	else if (c->depth == 3 && (in(c, 2, "thread") || in(c, 2, "threads")) &&
-		 !strcmp(key, "tid"))
-		pk->has_tid = (pk->tid = v, true);
-	else if (names_task(c, key))
-		add(&c->ev_tasks, v + 1);
-}
-
-static bool is_name(const char *s, size_t len)
-{
-	return len && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == len;
-}
-
-/* One line of protoc's text format; lines of any other shape are skipped. */
-static void read_line(struct checker *c, char *line)
-{
-	char *p = line + strspn(line, " "), *value;
-	size_t len = strcspn(p, "\n"), key_len = strcspn(p, ":");
-
-	p[len] = '\0';
-	if (!strcmp(p, "}")) {
-		if (c->depth)
-			close_message(c);
-		return;
-	}
-	if (len > 2 && !strcmp(p + len - 2, " {") && is_name(p, len - 2)) {
-		p[len - 2] = '\0';
-		open_message(c, p);
-		return;
-	}
-	if (!is_name(p, key_len) || p[key_len + 1] != ' ')
-		return;
-	p[key_len] = '\0';
-	/* The first word of the value, without its quotes. */
-	value = p + key_len + 2;
 	value += strspn(value, " \t");
 	value[strcspn(value, " \t")] = '\0';
 	value += *value == '"';
 	len = strlen(value);
 	if (len && value[len - 1] == '"')
 		value[len - 1] = '\0';
-	read_field(c, p, value);
+	return value;
+}
+
+/* One field "KEY: VALUE" where the stack says what it belongs to. */
+static void read_field(void *data, const struct stack *s, const char *key, char *text)
+{
+	struct checker *c = data;
+	struct packet *pk = &c->pk;
+	const char *value = first_word(text);
+	uint64_t v = strtoull(value, NULL, 10);
+	bool in_event = s->depth == 3 && stack_in(s, 2, "ftrace_events") && stack_in(s, 3, "event");
+
+	if (s->depth == 1 && !strcmp(key, "machine_id"))
+		pk->machine = v;
+	else if (s->depth == 1 && !strcmp(key, "trusted_packet_sequence_id"))
+		pk->has_seq = (pk->seq = v, true);
+	else if (s->depth == 2 && stack_in(s, 2, "ftrace_events") && !strcmp(key, "cpu"))
+		pk->has_cpu = (pk->cpu = v, true);
+	else if (s->depth == 3 && stack_in(s, 2, "ftrace_events") &&
+		 stack_in(s, 3, "compact_sched"))
+		add(array_of(c, key), v);
+	else if (in_event && !strcmp(key, "timestamp"))
+		c->ev_ts = v;
+	else if (in_event && !strcmp(key, "pid"))
+		c->ev_pid = v + 1;
+	else if (s->depth == 2 && stack_in(s, 2, "system_info") && !strcmp(key, "machine_name"))
+		pk->machine_name |= *value != '\0';
+	else if (s->depth == 3 && (stack_in(s, 3, "thread") || stack_in(s, 3, "threads")) &&
+		 !strcmp(key, "tid"))
+		pk->has_tid = (pk->tid = v, true);
+	else if (names_task(s, key))
+		add(&c->ev_tasks, v + 1);
 }
 
 /* Every machine with events named by a track (the host aside) and by a SystemInfo. */
@@ -487,26 +446,29 @@ static void judge_machines(struct checker *c)
 	}
 }
 
-int main(int argc, char **argv)
+/* The rules over protoc's text on standard input; --names: tasks named too. */
+static int run_checks(bool names)
 {
 	static struct checker c;
-	char *line = NULL;
-	size_t size = 0;
+	const struct text_handler h = { open_message, close_message, read_field, &c };
 
-	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--names"))) {
-		fprintf(stderr, "usage: pftrace-check [--names] <DECODED\n");
-		return 2;
-	}
-	c.check_names = argc == 2;
-	while (getline(&line, &size, stdin) > 0) {
-		c.line++;
-		read_line(&c, line);
-	}
-	free(line);
+	c.check_names = names;
+	c.line = read_text(stdin, &h);
 	judge_machines(&c);
 	if (c.failures)
 		printf("FAILED %lu\n", c.failures);
 	else
 		printf("ok %lu %lu\n", c.nr_bundles, c.nr_events);
 	return c.failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--events"))
+		return list_events();
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--names"))) {
+		fprintf(stderr, "usage: pftrace-check [--names | --events] <DECODED\n");
+		return 2;
+	}
+	return run_checks(argc == 2);
 }

@@ -639,11 +639,11 @@ test_json()
 }
 
 # pftrace_events FILE: the Perfetto trace decoded by protoc against the
-# project's schema, one line per track and event (pftrace-events.awk).
+# project's schema, one line per track and event (pftrace-check --events).
 pftrace_events()
 {
 	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
-		"$PROTO_DIR/perfetto_trace.proto" <"$1" | awk -f "$TESTS_DIR/pftrace-events.awk"
+		"$PROTO_DIR/perfetto_trace.proto" <"$1" | "$PFTRACE_CHECK" --events
 }
 
 # expect_lines FILE LINE...: each LINE (tabs as \t) is a line of FILE.
