@@ -33,7 +33,9 @@ static int parse_guest_line(const char *line, const struct placements *p, struct
 	if (*end != '\t')
 		return -1;
 	e->ts = strtoull(end + 1, &end, 10);
-	if (*end != '\t' || !(event = strchr(end + 1, '\t')))
+	/* The pid, empty on a compact event, before the event's name. */
+	event = *end == '\t' ? strchr(end + 1, '\t') : NULL;
+	if (!event)
 		return -1;
 	event++;
 	len = strcspn(event, "\t\n");

@@ -374,7 +374,7 @@ static bool names_task(const struct stack *s, const char *key)
 
 	if (s->depth != 4)
 		return false;
-	for (i = 0; i < sizeof(by_pid) / sizeof(by_pid[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(by_pid); i++)
 		if (stack_in(s, 4, by_pid[i]))
 			return !strcmp(key, "pid");
 	return stack_in(s, 4, "sched_switch") &&

@@ -78,6 +78,12 @@ static void text_set(struct text *t, const char *s)
 	text_add(t, s);
 }
 
+static void add_pair(struct text *t, const char *name, const char *value)
+{
+	text_add(t, name);
+	text_add(t, value);
+}
+
 static const char *text_of(const struct text *t)
 {
 	return t->len ? t->s : "";
@@ -266,16 +272,16 @@ static void list_compact(struct lister *l, bool waking)
 		text_set(&fields, "compact;");
 		if (waking) {
 			comm_text = comm_of(l, &comm, entry_of(l, key[1], k));
-			text_add(&fields, "comm="), text_add(&fields, comm_text);
-			text_add(&fields, ";pid="), text_add(&fields, entry_of(l, key[2], k));
-			text_add(&fields, ";prio="), text_add(&fields, entry_of(l, key[3], k));
-			text_add(&fields, ";target_cpu="), text_add(&fields, entry_of(l, key[4], k));
+			add_pair(&fields, "comm=", comm_text);
+			add_pair(&fields, ";pid=", entry_of(l, key[2], k));
+			add_pair(&fields, ";prio=", entry_of(l, key[3], k));
+			add_pair(&fields, ";target_cpu=", entry_of(l, key[4], k));
 		} else {
 			comm_text = comm_of(l, &comm, entry_of(l, key[2], k));
-			text_add(&fields, "prev_state="), text_add(&fields, entry_of(l, key[1], k));
-			text_add(&fields, ";next_comm="), text_add(&fields, comm_text);
-			text_add(&fields, ";next_pid="), text_add(&fields, entry_of(l, key[3], k));
-			text_add(&fields, ";next_prio="), text_add(&fields, entry_of(l, key[4], k));
+			add_pair(&fields, "prev_state=", entry_of(l, key[1], k));
+			add_pair(&fields, ";next_comm=", comm_text);
+			add_pair(&fields, ";next_pid=", entry_of(l, key[3], k));
+			add_pair(&fields, ";next_prio=", entry_of(l, key[4], k));
 		}
 		parts[4] = fields.s;
 		add_ftrace_line(l, parts);
@@ -357,7 +363,7 @@ static const char *track_name(const struct table *pk)
 					    "track_descriptor.process.process_name" };
 	size_t i;
 
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
 		if (has(pk, keys[i]))
 			return get(pk, keys[i]);
 	return "";
@@ -403,11 +409,12 @@ static void keep_defaults(struct lister *l, const char *seq)
 /* A track event's time on its sequence's incremental default clock, when it has one. */
 static void resolve_time(struct lister *l, const char *seq)
 {
-	const char *clock = table_get(&l->default_clock, seq), *at;
+	const char *clock = table_get(&l->default_clock, seq);
 	struct text t = { 0 };
+	const char *at = clock ? table_get(&l->clock_at, seq_key(&t, seq, clock)) : NULL;
 	char ns[24];
 
-	if (clock && (at = table_get(&l->clock_at, seq_key(&t, seq, clock)))) {
+	if (at) {
 		snprintf(ns, sizeof(ns), "%llu", strtoull(at, NULL, 10) +
 			 strtoull(get(&l->pk, "timestamp"), NULL, 10));
 		table_set(&l->clock_at, t.s, ns);

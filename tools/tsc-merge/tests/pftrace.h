@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_DEPTH	32
 #define MAX_NAME	64
 
