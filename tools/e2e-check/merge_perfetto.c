@@ -92,11 +92,14 @@ static bool judge_rules(const struct ctx *c, const char *decoded)
 static bool read_guest(const struct ctx *c, const char *decoded, struct out_events *guest)
 {
 	char out[PATH_MAX];
+	bool ok;
 
-	if (run_pftrace_check(c, "--events", decoded, "events.txt"))
-		return false;
-	return !events_read(work_path(c, "events.txt", out), &c->found->placed, parse_guest_line,
-			    NULL, guest);
+	work_path(c, "events.txt", out);
+	ok = !run_pftrace_check(c, "--events", decoded, "events.txt") &&
+	     !events_read(out, &c->found->placed, parse_guest_line, NULL, guest);
+	/* As large as protoc's text: read, it goes too. */
+	unlink(out);
+	return ok;
 }
 
 /* kvm-tsc-merge -p into @pftrace, L0's rate given. */
