@@ -26,6 +26,8 @@ struct tools {
 	char merge[PATH_MAX];
 	char kshark_times[PATH_MAX];
 	char mktrace[PATH_MAX];
+	/* The tests' reader of protoc's text of a Perfetto trace: its import rules, its events. */
+	char pftrace_check[PATH_MAX];
 	/* Perfetto's perfetto_trace.proto, for protoc --decode. */
 	char proto_dir[PATH_MAX];
 	/* The tracefs format files mktrace writes its traces with. */
@@ -204,7 +206,7 @@ void check_sync_kshark(const struct ctx *c);
 void check_sync_combo(const struct ctx *c);
 void check_sync_host_report(const struct ctx *c);
 
-/* merge_perfetto.c: -p through protoc. */
+/* merge_perfetto.c: -p through protoc and pftrace-check. */
 void check_perfetto(const struct ctx *c);
 
 #endif

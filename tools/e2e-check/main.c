@@ -23,18 +23,18 @@
  * Stage 2 runs kvm-tsc-merge on the same files and judges every output by
  * that placement: the timeline; the --sync-out copies through trace-cmd
  * report and libkshark (kshark-times), KernelShark's KVM combo mapping
- * included; the Perfetto trace (-p) through protoc; in mode nested, L2's
- * markers as an L2 trace (made with mktrace), and kvm-tsc-merge's hint
- * when that trace is given without ,l2. Its files stay in WORK_DIR/MODE
- * (default EXPORT/MODE/check) to be looked at: TIMELINE.txt, SUMMARY.txt,
+ * included; the Perfetto trace (-p) through protoc and pftrace-check; in
+ * mode nested, L2's markers as an L2 trace (made with mktrace), and
+ * kvm-tsc-merge's hint when that trace is given without ,l2. Its files
+ * stay in WORK_DIR/MODE (default EXPORT/MODE/check) to be looked at: TIMELINE.txt, SUMMARY.txt,
  * sync/, the reports, each tool's standard error.
  *
  * EXPORT/MODE holds the mode's files as scripts/e2e/record-pair.sh exports
  * them: host.dat (L0's trace) and guest.dat (L1's). A run with other values than
  * the mode's file (the Bochs run's l1_tsc_khz=1750000) is given a copy of
  * it with those values. TOOLS_DIR (default: the directory of e2e-check,
- * build/tools, or the one above asan/) holds kvm-tsc-merge, kshark-times
- * and mktrace; TREE (default: the tree e2e-check was built from) Perfetto's
+ * build/tools, or the one above asan/) holds kvm-tsc-merge, kshark-times,
+ * mktrace and pftrace-check; TREE (default: the tree e2e-check was built from) Perfetto's
  * proto and mktrace's tracefs formats; trace-cmd and protoc come from
  * PATH. A mode not judged yet (linux-n) is one skipped check. Exit status
  * 0 when every check passed or was skipped, 1 when one failed or a
@@ -82,8 +82,9 @@ static void usage(FILE *f)
 		"                EXPORT/MODE/guest.dat (L1's) for each SCENARIO's mode\n"
 		"  SCENARIO      a scripts/e2e/scenarios/MODE.scenario file, or one written\n"
 		"                from it with the values of a run (the Bochs run's l1_tsc_khz)\n"
-		"  -t TOOLS_DIR  kvm-tsc-merge, kshark-times and mktrace (default: the directory\n"
-		"                e2e-check is in, build/tools, or the one above for asan/e2e-check)\n"
+		"  -t TOOLS_DIR  kvm-tsc-merge, kshark-times, mktrace and pftrace-check (default:\n"
+		"                the directory e2e-check is in, build/tools, or the one above for\n"
+		"                asan/e2e-check)\n"
 		"  -T TREE       the kvm-tsc-trace tree: Perfetto's proto for protoc, the tracefs\n"
 		"                formats for mktrace (default: the tree e2e-check was built from)\n"
 		"  -o WORK_DIR   kvm-tsc-merge's outputs and the checks' files, in WORK_DIR/MODE\n"
@@ -124,6 +125,7 @@ static void set_tools(struct tools *t, const struct options *o, const char *dir,
 	join_path(t->merge, tools_dir, "kvm-tsc-merge");
 	join_path(t->kshark_times, tools_dir, "kshark-times");
 	join_path(t->mktrace, tools_dir, "mktrace");
+	join_path(t->pftrace_check, tools_dir, "pftrace-check");
 	join_path(t->proto_dir, o->tree, "tools/tsc-merge/proto");
 	join_path(t->tracefs, o->tree, "tools/tsc-merge/tests/tracefs");
 	if (o->work)

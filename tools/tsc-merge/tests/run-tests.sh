@@ -20,6 +20,7 @@ readonly MERGE=$BIN_DIR/kvm-tsc-merge
 readonly MKTRACE=$BIN_DIR/mktrace
 readonly UNIT=$BIN_DIR/unit
 readonly ITERATE=$BIN_DIR/iterate
+readonly PFTRACE_CHECK=$BIN_DIR/pftrace-check
 readonly FORMATS=$TESTS_DIR/tracefs
 readonly PROTO_DIR=$TESTS_DIR/../proto
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -638,11 +639,11 @@ test_json()
 }
 
 # pftrace_events FILE: the Perfetto trace decoded by protoc against the
-# project's schema, one line per track and event (pftrace-events.awk).
+# project's schema, one line per track and event (pftrace-check --events).
 pftrace_events()
 {
 	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
-		"$PROTO_DIR/perfetto_trace.proto" <"$1" | awk -f "$TESTS_DIR/pftrace-events.awk"
+		"$PROTO_DIR/perfetto_trace.proto" <"$1" | "$PFTRACE_CHECK" --events
 }
 
 # expect_lines FILE LINE...: each LINE (tabs as \t) is a line of FILE.
@@ -687,15 +688,15 @@ test_perfetto()
 	tap_result $? "Perfetto: VM tracks, TSC offset and multiplier counters, 'in guest' slices on host threads"
 }
 
-# pftrace_check FILE [AWK ARGS]: Perfetto's import rules for ftrace
-# bundles and machines, checked over protoc's text (pftrace-check.awk).
+# pftrace_check FILE [--names]: Perfetto's import rules for ftrace
+# bundles and machines, checked over protoc's text (pftrace-check).
 pftrace_check()
 {
 	local file=$1
 
 	shift
 	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
-		"$PROTO_DIR/perfetto_trace.proto" <"$file" | awk "$@" -f "$TESTS_DIR/pftrace-check.awk"
+		"$PROTO_DIR/perfetto_trace.proto" <"$file" | "$PFTRACE_CHECK" "$@"
 }
 
 # sched CPU TS PREV PREV_PID STATE NEXT NEXT_PID: a sched_switch.
@@ -730,7 +731,7 @@ test_perfetto_ftrace()
 			"$PROTO_DIR/perfetto_trace.proto" <"$WORK/sched.pftrace" | head -9 | tr -d ' \n' |
 		grep -q '^packet{clock_snapshot{clocks{clock_id:6timestamp:1000}primary_trace_clock:BUILTIN_CLOCK_BOOTTIME}'
 	tap_result $? "Perfetto: typed sched_switch per host CPU bundle; guest events on machine 1 only; a clock snapshot first"
-	pftrace_check "$WORK/sched.pftrace" -v names=1 >"$WORK/sched.check" &&
+	pftrace_check "$WORK/sched.pftrace" --names >"$WORK/sched.check" &&
 		pftrace_check "$WORK/vms.pftrace" >"$WORK/vms.check"
 	tap_result $? "Perfetto import rules hold: bundle times, sequences per machine, machines and tasks named ($(tail -1 "$WORK/sched.check"))"
 	# An offset of -256: the counter and its exact argument, signed.
@@ -752,7 +753,7 @@ test_perfetto_ftrace()
 	"$MERGE" -q -n -k 1000 -p "$WORK/many.pftrace" -H "$WORK/many-host.dat" \
 		-g "$WORK/many-guest.dat@10002" &&
 		[ "$(pftrace_events "$WORK/many.pftrace" | grep -c "^track	")" = 4401 ] &&
-		pftrace_check "$WORK/many.pftrace" -v names=1 >/dev/null
+		pftrace_check "$WORK/many.pftrace" --names >/dev/null
 	tap_result $? "Perfetto: 4400 tracks, no fixed limit; uuids distinct"
 }
 
@@ -774,7 +775,7 @@ test_perfetto_back_in_time()
 	{ echo "comm 1 init"; mark 0 250 a; mark 0 1500 b; mark 0 101150 c; } | mktrace back-guest
 	merge back -k 1000 -p "$WORK/back.pftrace" -H "$WORK/back-host.dat" -g g="$WORK/back-guest.dat"
 	[ "$STATUS" = 3 ] && grep -q "2 outside host run intervals, 0 ambiguous, 1 out of order" "$WORK/back.summary" &&
-		pftrace_check "$WORK/back.pftrace" -v names=1 >"$WORK/back.check" &&
+		pftrace_check "$WORK/back.pftrace" --names >"$WORK/back.check" &&
 		grep -qx "ok 3 12" "$WORK/back.check" &&
 		pftrace_events "$WORK/back.pftrace" >"$ev" &&
 		[ "$(grep "^ftrace	1	0	" "$ev" | cut -f4,7 | tr '\t\n' '  ')" = "250000 ip=0;buf=a 1500000 ip=0;buf=b 1150000 ip=0;buf=c " ] ||
@@ -897,7 +898,7 @@ test_perfetto_compact()
 		expect_lines "$ev" 'ftrace\t0\t0\t250000\t\tsched_waking\tcompact;comm=worker;pid=10;prio=120;target_cpu=1' \
 			'ftrace\t0\t1\t65000\t\tsched_waking\tcompact;comm=init;pid=1;prio=120;target_cpu=1' \
 			'ftrace\t0\t1\t66000\t1\tsched_waking\tcomm=qemu;pid=1000;prio=120;target_cpu=0' &&
-		pftrace_check "$WORK/compact.pftrace" -v names=1 >/dev/null
+		pftrace_check "$WORK/compact.pftrace" --names >/dev/null
 	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed; wakings likewise"
 }
 
@@ -1223,8 +1224,9 @@ main()
 	local t unit_plan
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ] || [ ! -x "$ITERATE" ]; then
-		tap_skip_all "$MERGE, $MKTRACE, $UNIT or $ITERATE not built: run 'make tools'"
+	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ] || [ ! -x "$ITERATE" ] ||
+	   [ ! -x "$PFTRACE_CHECK" ]; then
+		tap_skip_all "$MERGE, $MKTRACE, $UNIT, $ITERATE or $PFTRACE_CHECK not built: run 'make tools'"
 	fi
 	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
 		tap_skip_all "jq or protoc missing: run scripts/build/deps.sh"
