@@ -414,10 +414,7 @@ void sync_free(struct sync_out *s)
 
 static void add_sample(struct sync_cpu *c, uint64_t time, int64_t offset)
 {
-	if (c->nr == c->alloc) {
-		c->alloc = c->alloc ? 2 * c->alloc : 16;
-		c->s = xrealloc(c->s, c->alloc, sizeof(*c->s));
-	}
+	c->s = xgrow(c->s, c->nr, &c->alloc, sizeof(*c->s));
 	c->s[c->nr].time = time;
 	c->s[c->nr++].offset = offset;
 }
