@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -19,6 +20,25 @@ void *xrealloc(void *p, size_t n, size_t size)
 	p = reallocarray(p, n, size);
 	if (!p)
 		out_of_memory();
+	return p;
+}
+
+/*
+ * Arrays grow by doubling, so that adding n elements one by one copies
+ * fewer than 2n: a few elements are not worth an allocation each.
+ */
+void *xgrow(void *p, size_t nr, size_t *alloc, size_t size)
+{
+	if (nr < *alloc)
+		return p;
+	*alloc = *alloc ? 2 * *alloc : 16;
+	return xrealloc(p, *alloc, size);
+}
+
+void *xinsert(void *p, size_t nr, size_t *alloc, size_t at, size_t size)
+{
+	p = xgrow(p, nr, alloc, size);
+	memmove((char *)p + (at + 1) * size, (char *)p + at * size, (nr - at) * size);
 	return p;
 }
 

@@ -35,6 +35,10 @@ static inline unsigned __int128 tsc_to_ns(uint64_t ticks, unsigned long tsc_khz)
 
 /* alloc.c */
 void *xrealloc(void *p, size_t n, size_t size);
+/* @p, an array of @nr elements of @size bytes and room for *@alloc, with room for one more. */
+void *xgrow(void *p, size_t nr, size_t *alloc, size_t size);
+/* The same, its elements from @at moved up one, to make room at @at. */
+void *xinsert(void *p, size_t nr, size_t *alloc, size_t at, size_t size);
 void *xcalloc(size_t n, size_t size);
 
 /* msg.c: "WHO: WHAT: MESSAGE" on stderr; @what may be NULL */

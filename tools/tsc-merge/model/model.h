@@ -88,7 +88,7 @@ struct vm {
 	char comm[32];
 	struct vcpu **vcpus;		/* sorted by id, no holes */
 	unsigned int nr_vcpus;
-	unsigned int alloc_vcpus;
+	size_t alloc_vcpus;
 	unsigned int index;		/* position in the VM list */
 	struct vm *pid_next;		/* the next VM of the table's pid hash chain */
 	struct guest *guest[NR_LEVELS];	/* its own trace, its L2's */

@@ -94,10 +94,7 @@ static struct tsc_step *push_step(struct step_list *l, uint64_t start,
 		if (last->runs && last->run_last > start)
 			last->run_last = start;
 	}
-	if (l->nr == l->alloc) {
-		l->alloc = l->alloc ? l->alloc * 2 : 8;
-		l->steps = xrealloc(l->steps, l->alloc, sizeof(*l->steps));
-	}
+	l->steps = xgrow(l->steps, l->nr, &l->alloc, sizeof(*l->steps));
 	s = &l->steps[l->nr++];
 	memset(s, 0, sizeof(*s));
 	s->start = start;

@@ -38,7 +38,7 @@ struct vm_table {
 	struct vm *by_pid[1 << THREAD_HASH_BITS];	/* chained by pid_next */
 	struct vm **vms;
 	unsigned int nr_vms;
-	unsigned int alloc_vms;
+	size_t alloc_vms;
 	char unseen[128];		/* needed events the host trace has none of */
 };
 
@@ -177,10 +177,7 @@ static struct vm *add_vm(struct vm_table *t, int pid, unsigned int gen,
 {
 	struct vm *vm = xcalloc(1, sizeof(*vm));
 
-	if (t->nr_vms == t->alloc_vms) {
-		t->alloc_vms = t->alloc_vms ? 2 * t->alloc_vms : 8;
-		t->vms = xrealloc(t->vms, t->alloc_vms, sizeof(*t->vms));
-	}
+	t->vms = xgrow(t->vms, t->nr_vms, &t->alloc_vms, sizeof(*t->vms));
 	vm->pid = pid;
 	vm->gen = gen;
 	vm->born = born;
@@ -240,11 +237,7 @@ static void insert_vcpu(struct vm *vm, struct vcpu *v)
 {
 	unsigned int at = vcpu_position(vm, v->id), i;
 
-	if (vm->nr_vcpus == vm->alloc_vcpus) {
-		vm->alloc_vcpus = vm->alloc_vcpus ? 2 * vm->alloc_vcpus : 4;
-		vm->vcpus = xrealloc(vm->vcpus, vm->alloc_vcpus, sizeof(*vm->vcpus));
-	}
-	memmove(vm->vcpus + at + 1, vm->vcpus + at, (vm->nr_vcpus - at) * sizeof(*vm->vcpus));
+	vm->vcpus = xinsert(vm->vcpus, vm->nr_vcpus, &vm->alloc_vcpus, at, sizeof(*vm->vcpus));
 	vm->vcpus[at] = v;
 	vm->nr_vcpus++;
 	v->vm = vm;

@@ -32,7 +32,7 @@ struct json_sink {
 	bool started;
 	struct thread *seen;
 	unsigned int nr_seen;
-	unsigned int alloc_seen;
+	size_t alloc_seen;
 	unsigned int *slots;		/* 1 + index in @seen by hash; 0: free */
 	unsigned int nr_slots;		/* a power of two, over twice @nr_seen */
 	unsigned int last;		/* 1 + index of the last thread met */
@@ -123,10 +123,7 @@ static void remember_thread(struct json_sink *j, const struct sink_event *e)
 			return;
 		}
 	}
-	if (j->nr_seen == j->alloc_seen) {
-		j->alloc_seen = j->alloc_seen ? j->alloc_seen * 2 : 64;
-		j->seen = xrealloc(j->seen, j->alloc_seen, sizeof(*j->seen));
-	}
+	j->seen = xgrow(j->seen, j->nr_seen, &j->alloc_seen, sizeof(*j->seen));
 	j->seen[j->nr_seen] = (struct thread){ e->pid, e->tgid, e->comm, e->process_comm };
 	j->slots[s] = ++j->nr_seen;
 	j->last = j->nr_seen;

@@ -223,7 +223,7 @@ struct machine {
 	bool started;			/* its packet sequence began */
 	struct event_plan *plans;	/* sorted by event id */
 	unsigned int nr_plans;
-	unsigned int alloc_plans;
+	size_t alloc_plans;
 };
 
 struct pf_sink {
@@ -1073,11 +1073,7 @@ static struct event_plan *plan_slot(struct machine *m, int id)
 	}
 	if (lo < m->nr_plans && m->plans[lo].event_id == id)
 		return &m->plans[lo];
-	if (m->nr_plans == m->alloc_plans) {
-		m->alloc_plans = m->alloc_plans ? 2 * m->alloc_plans : 16;
-		m->plans = xrealloc(m->plans, m->alloc_plans, sizeof(*m->plans));
-	}
-	memmove(m->plans + lo + 1, m->plans + lo, (m->nr_plans - lo) * sizeof(*m->plans));
+	m->plans = xinsert(m->plans, m->nr_plans, &m->alloc_plans, lo, sizeof(*m->plans));
 	m->nr_plans++;
 	memset(&m->plans[lo], 0, sizeof(m->plans[lo]));
 	m->plans[lo].event_id = id;

@@ -414,10 +414,7 @@ void sync_free(struct sync_out *s)
 
 static void add_sample(struct sync_cpu *c, uint64_t time, int64_t offset)
 {
-	if (c->nr == c->alloc) {
-		c->alloc = c->alloc ? 2 * c->alloc : 16;
-		c->s = xrealloc(c->s, c->alloc, sizeof(*c->s));
-	}
+	c->s = xgrow(c->s, c->nr, &c->alloc, sizeof(*c->s));
 	c->s[c->nr].time = time;
 	c->s[c->nr++].offset = offset;
 }
@@ -486,37 +483,48 @@ const struct sink_ops sync_sink_ops = {
 	.event = sync_event,
 };
 
-/* Say where trace-cmd would be off; refuse beyond --sync-max-error. */
-static int report_inexact(const struct sync_out *s)
+/* What is said of guest CPU @cpu of @sg before what is wrong with it. */
+static void name_cpu(const struct sync_guest *sg, int cpu)
+{
+	fprintf(stderr, "%s: CPU %d (vCPU %d of VM %s): ", sg->g->file->path, cpu, cpu,
+		sg->g->vm_spec);
+}
+
+/* Says what is wrong with guest CPU @cpu of @sg, if anything; true when it refuses the copies. */
+typedef bool (*judge_cpu_fn)(const struct sync_out *s, const struct sync_guest *sg, int cpu);
+
+/* Every guest CPU judged; -1, after @refusal (what would accept it), when one refuses the copies. */
+static int judge_cpus(const struct sync_out *s, judge_cpu_fn judge, const char *refusal)
 {
 	int i, c, errors = 0;
 
-	for (i = 0; i < s->nr_guests; i++) {
-		const struct sync_guest *sg = &s->guests[i];
-
-		for (c = 0; c < sg->nr_cpus; c++) {
-			const struct sync_cpu *sc = &sg->cpus[c];
-			bool too_far = sc->max_error > s->max_error;
-
-			if (!sc->inexact)
-				continue;
-			fprintf(stderr, "%s: CPU %d (vCPU %d of VM %s): %llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync: ",
-				sg->g->file->path, c, c, sg->g->vm_spec,
-				(unsigned long long)sc->inexact,
-				(unsigned long long)sc->first_bad,
-				(unsigned long long)sc->last_bad);
-			if (sc->max_error == UINT64_MAX)
-				fprintf(stderr, "a guest time above 2^63 - 1 (9223372036854775807), which trace-cmd's time sync sorts as negative, cannot be placed at all\n");
-			else
-				fprintf(stderr, "two host times for one guest time; they would be up to %llu host TSC ticks off%s\n",
-					(unsigned long long)sc->max_error,
-					too_far ? "" : ", which --sync-max-error accepts");
-			errors += too_far;
-		}
-	}
+	for (i = 0; i < s->nr_guests; i++)
+		for (c = 0; c < s->guests[i].nr_cpus; c++)
+			errors += judge(s, &s->guests[i], c);
 	if (errors)
-		fprintf(stderr, "kvm-tsc-merge: --sync-out wrote nothing; --sync-max-error TICKS accepts that error\n");
+		fprintf(stderr, "kvm-tsc-merge: --sync-out wrote nothing%s\n", refusal);
 	return errors ? -1 : 0;
+}
+
+/* Say where trace-cmd would be off; refuse beyond --sync-max-error. */
+static bool report_inexact(const struct sync_out *s, const struct sync_guest *sg, int cpu)
+{
+	const struct sync_cpu *sc = &sg->cpus[cpu];
+	bool too_far = sc->max_error > s->max_error;
+
+	if (!sc->inexact)
+		return false;
+	name_cpu(sg, cpu);
+	fprintf(stderr, "%llu events between guest TSC %llu and %llu cannot be given their exact host time in trace-cmd's time sync: ",
+		(unsigned long long)sc->inexact, (unsigned long long)sc->first_bad,
+		(unsigned long long)sc->last_bad);
+	if (sc->max_error == UINT64_MAX)
+		fprintf(stderr, "a guest time above 2^63 - 1 (9223372036854775807), which trace-cmd's time sync sorts as negative, cannot be placed at all\n");
+	else
+		fprintf(stderr, "two host times for one guest time; they would be up to %llu host TSC ticks off%s\n",
+			(unsigned long long)sc->max_error,
+			too_far ? "" : ", which --sync-max-error accepts");
+	return too_far;
 }
 
 /*
@@ -540,61 +548,48 @@ static const struct td_shift_sample *kept_sample(const struct sync_guest *sg, in
 }
 
 /*
- * The samples of guest CPU @cpu as written, into @rows (room for its
- * samples and two more): the kept one, then one per step of host minus
- * guest, or for a CPU without events one at offset 0 that nothing uses,
- * then the sentinel; returns how many.
+ * The samples of guest CPU @cpu as written, into @rows: the kept one, then
+ * one per step of host minus guest, or for a CPU without events one at
+ * offset 0 that nothing uses, then the sentinel.
  */
-static size_t fill_rows(const struct sync_guest *sg, int cpu, struct td_shift_sample *rows)
+static void fill_rows(const struct sync_guest *sg, int cpu, struct td_shift_cpu *rows)
 {
 	const struct td_shift_sample *kept = kept_sample(sg, cpu);
 	const struct sync_cpu *c = &sg->cpus[cpu];
+	struct td_shift_sample *row = xcalloc(c->nr + 2, sizeof(*row));
 	size_t i, n = 0;
 
 	if (kept) {
-		rows[n] = *kept;
-		rows[n++].time = 0;
+		row[n] = *kept;
+		row[n++].time = 0;
 	}
 	for (i = 0; i < c->nr; i++)
-		rows[n++] = (struct td_shift_sample){ c->s[i].time, c->s[i].offset, 1, 0 };
+		row[n++] = (struct td_shift_sample){ c->s[i].time, c->s[i].offset, 1, 0 };
 	if (!n)
-		rows[n++] = (struct td_shift_sample){ 0, 0, 1, 0 };
-	rows[n] = rows[n - 1];
-	rows[n++].time = SAMPLE_TIME_MAX;
-	return n;
+		row[n++] = (struct td_shift_sample){ 0, 0, 1, 0 };
+	row[n] = row[n - 1];
+	row[n++].time = SAMPLE_TIME_MAX;
+	rows->samples = row;
+	rows->nr = n;
 }
 
-static struct td_shift_sample *alloc_rows(const struct sync_guest *sg, int cpu)
+/* The columns of TIME_SHIFT's samples, in the order they are written. */
+enum sample_column { SAMPLE_TIME, SAMPLE_OFFSET, SAMPLE_SCALING, SAMPLE_FRACTION };
+
+static int64_t sample_column(const struct td_shift_sample *s, enum sample_column col)
 {
-	return xcalloc(sg->cpus[cpu].nr + 2, sizeof(struct td_shift_sample));
+	const int64_t v[] = { s->time, s->offset, s->scaling, s->fraction };
+
+	return v[col];
 }
 
-/* The times, offsets and scalings of guest CPU @cpu. */
-static void put_samples(struct td_options *o, const struct td_file *td,
-			const struct sync_guest *sg, int cpu)
+static void put_column(struct td_options *o, const struct td_file *td,
+		       const struct td_shift_cpu *rows, enum sample_column col)
 {
-	struct td_shift_sample *rows = alloc_rows(sg, cpu);
-	size_t i, n = fill_rows(sg, cpu, rows);
+	unsigned int i;
 
-	td_opt_put(o, td, n, 4);
-	for (i = 0; i < n; i++)
-		td_opt_put(o, td, rows[i].time, 8);
-	for (i = 0; i < n; i++)
-		td_opt_put(o, td, rows[i].offset, 8);
-	for (i = 0; i < n; i++)
-		td_opt_put(o, td, rows[i].scaling, 8);
-	free(rows);
-}
-
-static void put_fractions(struct td_options *o, const struct td_file *td,
-			  const struct sync_guest *sg, int cpu)
-{
-	struct td_shift_sample *rows = alloc_rows(sg, cpu);
-	size_t i, n = fill_rows(sg, cpu, rows);
-
-	for (i = 0; i < n; i++)
-		td_opt_put(o, td, rows[i].fraction, 8);
-	free(rows);
+	for (i = 0; i < rows->nr; i++)
+		td_opt_put(o, td, sample_column(&rows->samples[i], col), 8);
 }
 
 /*
@@ -606,41 +601,40 @@ static void build_time_shift(struct td_options *o, const struct sync_guest *sg,
 			     uint64_t peer)
 {
 	const struct td_file *td = &sg->file.td;
+	struct td_shift_cpu *rows = xcalloc(sg->nr_cpus, sizeof(*rows));
+	enum sample_column col;
 	int c;
 
+	for (c = 0; c < sg->nr_cpus; c++)
+		fill_rows(sg, c, &rows[c]);
 	td_opt_begin(o, TD_OPTION_TIME_SHIFT);
 	td_opt_put(o, td, peer, 8);
 	td_opt_put(o, td, 0, 4);
 	td_opt_put(o, td, sg->nr_cpus, 4);
+	for (c = 0; c < sg->nr_cpus; c++) {
+		td_opt_put(o, td, rows[c].nr, 4);
+		for (col = SAMPLE_TIME; col <= SAMPLE_SCALING; col++)
+			put_column(o, td, &rows[c], col);
+	}
 	for (c = 0; c < sg->nr_cpus; c++)
-		put_samples(o, td, sg, c);
-	for (c = 0; c < sg->nr_cpus; c++)
-		put_fractions(o, td, sg, c);
+		put_column(o, td, &rows[c], SAMPLE_FRACTION);
 	td_opt_end(o, td);
+	for (c = 0; c < sg->nr_cpus; c++)
+		free(rows[c].samples);
+	free(rows);
 }
 
 /*
  * The kept sample takes guest time 0, and libtracecmd keeps one sample per
  * time: a CPU with an event at guest TSC 0 leaves it no room.
  */
-static int check_kept_room(const struct sync_out *s)
+static bool check_kept_room(const struct sync_out *s, const struct sync_guest *sg, int cpu)
 {
-	int i, c, errors = 0;
-
-	for (i = 0; i < s->nr_guests; i++) {
-		const struct sync_guest *sg = &s->guests[i];
-
-		for (c = 0; c < sg->nr_cpus; c++) {
-			if (!kept_sample(sg, c) || !sg->cpus[c].nr || sg->cpus[c].s[0].time)
-				continue;
-			fprintf(stderr, "%s: CPU %d (vCPU %d of VM %s): an event at guest TSC 0 leaves no time before it for the first sample of trace-cmd's time sync, which its --sync-out copy keeps\n",
-				sg->g->file->path, c, c, sg->g->vm_spec);
-			errors++;
-		}
-	}
-	if (errors)
-		fprintf(stderr, "kvm-tsc-merge: --sync-out wrote nothing\n");
-	return errors ? -1 : 0;
+	if (!kept_sample(sg, cpu) || !sg->cpus[cpu].nr || sg->cpus[cpu].s[0].time)
+		return false;
+	name_cpu(sg, cpu);
+	fprintf(stderr, "an event at guest TSC 0 leaves no time before it for the first sample of trace-cmd's time sync, which its --sync-out copy keeps\n");
+	return true;
 }
 
 /* A later TRACEID replaces the input's: libtracecmd keeps the last. */
@@ -808,7 +802,8 @@ int sync_write(struct sync_out *s)
 	int i;
 
 	finish_copies(s);
-	if (report_inexact(s) || check_kept_room(s) || write_host(s))
+	if (judge_cpus(s, report_inexact, "; --sync-max-error TICKS accepts that error") ||
+	    judge_cpus(s, check_kept_room, "") || write_host(s))
 		return -1;
 	for (i = 0; i < s->nr_guests; i++)
 		if (write_guest(s, &s->guests[i]))

@@ -27,25 +27,19 @@
  * Prints each violation and a last line "ok BUNDLES EVENTS" or "FAILED N";
  * exits 1 on a violation, 2 on a usage or memory error.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pftrace.h"
 
-#define MAX_ARRAYS	32
 #define MAX_MACHINES	1024
 
 /* A growing list of numbers; a pid is kept as pid + 1, 0 meaning none. */
 struct list {
 	uint64_t *v;
 	size_t n, size;
-};
-
-/* One array of a compact_sched block, its entries in order. */
-struct array {
-	char key[MAX_NAME];
-	struct list v;
 };
 
 /* A machine's largest time on one CPU, over the bundles read so far. */
@@ -72,8 +66,9 @@ struct checker {
 	/* The event being read: its time, its pid + 1, the pids it names + 1. */
 	uint64_t ev_ts, ev_pid;
 	struct list ev_tasks;
-	struct array arrays[MAX_ARRAYS];
-	int nr_arrays;
+	/* A compact_sched block's arrays, each's entries in order. */
+	struct compact_keys keys;
+	struct list arrays[MAX_ARRAYS];
 	/* Sequences and their machines; (machine, pid) pairs named. */
 	struct list seqs, seq_machines, named_machines, named_pids;
 	struct cpu_time *cpus;
@@ -89,9 +84,15 @@ static void add(struct list *l, uint64_t v)
 	l->v[l->n++] = v;
 }
 
-static void fail(struct checker *c, const char *what)
+static void __attribute__((format(printf, 2, 3))) fail(struct checker *c, const char *fmt, ...)
 {
-	printf("line %lu: %s\n", c->line, what);
+	va_list ap;
+
+	printf("line %lu: ", c->line);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
 	c->failures++;
 }
 
@@ -116,18 +117,7 @@ static bool is_named(const struct checker *c, uint64_t machine, uint64_t pid_1)
 
 static struct list *array_of(struct checker *c, const char *key)
 {
-	int i;
-
-	for (i = 0; i < c->nr_arrays; i++)
-		if (!strcmp(c->arrays[i].key, key))
-			return &c->arrays[i].v;
-	if (c->nr_arrays == MAX_ARRAYS) {
-		fprintf(stderr, "pftrace-check: more than %d compact_sched arrays\n", MAX_ARRAYS);
-		exit(2);
-	}
-	snprintf(c->arrays[i].key, MAX_NAME, "%s", key);
-	c->nr_arrays++;
-	return &c->arrays[i].v;
+	return &c->arrays[compact_array(&c->keys, key)];
 }
 
 static size_t length_of(struct checker *c, const char *key)
@@ -144,14 +134,11 @@ static void note(struct packet *pk, uint64_t pid_1, bool run)
 static void close_event(struct checker *c)
 {
 	struct packet *pk = &c->pk;
-	char msg[96];
 	size_t i;
 
-	if (c->ev_ts < pk->last) {
-		snprintf(msg, sizeof(msg), "a bundle's time goes back: %llu after %llu",
-			 (unsigned long long)c->ev_ts, (unsigned long long)pk->last);
-		fail(c, msg);
-	}
+	if (c->ev_ts < pk->last)
+		fail(c, "a bundle's time goes back: %llu after %llu", (unsigned long long)c->ev_ts,
+		     (unsigned long long)pk->last);
 	pk->last = c->ev_ts;
 	pk->max = pk->last > pk->max ? pk->last : pk->max;
 	c->nr_events++;
@@ -164,37 +151,29 @@ static void close_event(struct checker *c)
 }
 
 /* A compact_sched array of a kind, beside that kind's timestamps. */
-static void judge_length(struct checker *c, const struct array *a)
+static void judge_length(struct checker *c, const char *key, const struct list *a)
 {
-	const char *kind = !strncmp(a->key, "switch_", 7) ? "switch_timestamp" :
-			   !strncmp(a->key, "waking_", 7) ? "waking_timestamp" : NULL;
-	char msg[160];
+	const char *kind = !strncmp(key, "switch_", 7) ? "switch_timestamp" :
+			   !strncmp(key, "waking_", 7) ? "waking_timestamp" : NULL;
 	size_t n;
 
-	if (!kind || !strcmp(a->key, "waking_common_flags"))
+	if (!kind || !strcmp(key, "waking_common_flags"))
 		return;
 	n = length_of(c, kind);
-	if (a->v.n == n)
-		return;
-	snprintf(msg, sizeof(msg), "compact_sched: %zu %s beside %zu timestamps", a->v.n, a->key,
-		 n);
-	fail(c, msg);
+	if (a->n != n)
+		fail(c, "compact_sched: %zu %s beside %zu timestamps", a->n, key, n);
 }
 
-static void judge_comms(struct checker *c, const struct array *a)
+static void judge_comms(struct checker *c, const char *key, const struct list *a)
 {
-	size_t len = strlen(a->key), table = length_of(c, "intern_table"), k;
-	char msg[160];
+	size_t len = strlen(key), table = length_of(c, "intern_table"), k;
 
-	if (len < 11 || strcmp(a->key + len - 11, "_comm_index"))
+	if (len < 11 || strcmp(key + len - 11, "_comm_index"))
 		return;
-	for (k = 0; k < a->v.n; k++) {
-		if (a->v.v[k] < table)
-			continue;
-		snprintf(msg, sizeof(msg), "compact_sched: %s %llu outside an intern_table of %zu",
-			 a->key, (unsigned long long)a->v.v[k], table);
-		fail(c, msg);
-	}
+	for (k = 0; k < a->n; k++)
+		if (a->v[k] >= table)
+			fail(c, "compact_sched: %s %llu outside an intern_table of %zu", key,
+			     (unsigned long long)a->v[k], table);
 }
 
 /* A compact_sched block: its arrays checked, its events kept for the packet. */
@@ -204,12 +183,12 @@ static void close_compact(struct checker *c)
 	struct list *ts, *next_pid = array_of(c, "switch_next_pid");
 	uint64_t t;
 	size_t k;
-	int i, n = c->nr_arrays;
+	int i, n = c->keys.n;
 
 	for (i = 0; i < n; i++)
-		judge_length(c, &c->arrays[i]);
+		judge_length(c, c->keys.key[i], &c->arrays[i]);
 	for (i = 0; i < n; i++)
-		judge_comms(c, &c->arrays[i]);
+		judge_comms(c, c->keys.key[i], &c->arrays[i]);
 	for (i = 0; i < 2; i++) {
 		ts = array_of(c, kinds[i]);
 		for (k = 0, t = 0; k < ts->n; k++) {
@@ -219,9 +198,9 @@ static void close_compact(struct checker *c)
 				note(&c->pk, k < next_pid->n ? next_pid->v[k] + 1 : 0, false);
 		}
 	}
-	for (i = 0; i < c->nr_arrays; i++)
-		c->arrays[i].v.n = 0;
-	c->nr_arrays = 0;
+	for (i = 0; i < c->keys.n; i++)
+		c->arrays[i].n = 0;
+	c->keys.n = 0;
 }
 
 static struct cpu_time *cpu_time_of(struct checker *c, uint64_t machine, uint64_t cpu, bool *seen)
@@ -242,7 +221,6 @@ static void close_bundle(struct checker *c)
 {
 	struct packet *pk = &c->pk;
 	struct cpu_time *t;
-	char msg[160];
 	bool seen;
 	size_t i;
 
@@ -252,15 +230,11 @@ static void close_bundle(struct checker *c)
 	c->used[pk->machine] |= pk->machine != 0;
 	c->bundles[pk->machine] = true;
 	t = cpu_time_of(c, pk->machine, pk->cpu, &seen);
-	for (i = 0; i < pk->compact.n; i++) {
-		if (!seen || pk->compact.v[i] > t->max)
-			continue;
-		snprintf(msg, sizeof(msg),
-			 "machine %llu CPU %llu: a compact event at %llu not after %llu, an earlier bundle's",
-			 (unsigned long long)pk->machine, (unsigned long long)pk->cpu,
-			 (unsigned long long)pk->compact.v[i], (unsigned long long)t->max);
-		fail(c, msg);
-	}
+	for (i = 0; i < pk->compact.n; i++)
+		if (seen && pk->compact.v[i] <= t->max)
+			fail(c, "machine %llu CPU %llu: a compact event at %llu not after %llu, an earlier bundle's",
+			     (unsigned long long)pk->machine, (unsigned long long)pk->cpu,
+			     (unsigned long long)pk->compact.v[i], (unsigned long long)t->max);
 	for (i = 0; i < pk->compact.n; i++)
 		pk->max = pk->compact.v[i] > pk->max ? pk->compact.v[i] : pk->max;
 	if (!seen || pk->max > t->max)
@@ -272,7 +246,6 @@ static void close_bundle(struct checker *c)
 static void judge_sequence(struct checker *c)
 {
 	struct packet *pk = &c->pk;
-	char msg[96];
 	size_t i;
 
 	if (!pk->has_seq)
@@ -285,10 +258,8 @@ static void judge_sequence(struct checker *c)
 		add(&c->seqs, pk->seq);
 		add(&c->seq_machines, pk->machine);
 	} else if (c->seq_machines.v[i] != pk->machine) {
-		snprintf(msg, sizeof(msg), "sequence %llu on machines %llu and %llu",
-			 (unsigned long long)pk->seq, (unsigned long long)c->seq_machines.v[i],
-			 (unsigned long long)pk->machine);
-		fail(c, msg);
+		fail(c, "sequence %llu on machines %llu and %llu", (unsigned long long)pk->seq,
+		     (unsigned long long)c->seq_machines.v[i], (unsigned long long)pk->machine);
 		c->seq_machines.v[i] = pk->machine;
 	}
 }
@@ -297,7 +268,6 @@ static void judge_sequence(struct checker *c)
 static void judge_tasks(struct checker *c)
 {
 	struct packet *pk = &c->pk;
-	char msg[96];
 	size_t i;
 
 	if (pk->has_tid)
@@ -309,13 +279,11 @@ static void judge_tasks(struct checker *c)
 			name_task(c, pk->machine, pid_1);
 		else if (c->check_names && pid_1 != 1 && !is_named(c, pk->machine, pid_1)) {
 			if (pid_1)
-				snprintf(msg, sizeof(msg), "machine %llu: pid %llu runs unnamed",
-					 (unsigned long long)pk->machine,
-					 (unsigned long long)pid_1 - 1);
+				fail(c, "machine %llu: pid %llu runs unnamed",
+				     (unsigned long long)pk->machine, (unsigned long long)pid_1 - 1);
 			else
-				snprintf(msg, sizeof(msg), "machine %llu: pid  runs unnamed",
-					 (unsigned long long)pk->machine);
-			fail(c, msg);
+				fail(c, "machine %llu: pid  runs unnamed",
+				     (unsigned long long)pk->machine);
 		}
 	}
 }
@@ -429,21 +397,14 @@ static void read_field(void *data, const struct stack *s, const char *key, char 
 /* Every machine with events named by a track (the host aside) and by a SystemInfo. */
 static void judge_machines(struct checker *c)
 {
-	char msg[96];
 	int m;
 
-	for (m = 0; m < MAX_MACHINES; m++) {
-		if (!c->used[m] || c->named[m])
-			continue;
-		snprintf(msg, sizeof(msg), "machine %d has events but no name", m);
-		fail(c, msg);
-	}
-	for (m = 0; m < MAX_MACHINES; m++) {
-		if (!c->bundles[m] || c->info[m])
-			continue;
-		snprintf(msg, sizeof(msg), "machine %d has events but no SystemInfo naming it", m);
-		fail(c, msg);
-	}
+	for (m = 0; m < MAX_MACHINES; m++)
+		if (c->used[m] && !c->named[m])
+			fail(c, "machine %d has events but no name", m);
+	for (m = 0; m < MAX_MACHINES; m++)
+		if (c->bundles[m] && !c->info[m])
+			fail(c, "machine %d has events but no SystemInfo naming it", m);
 }
 
 /* The rules over protoc's text on standard input; --names: tasks named too. */

@@ -26,19 +26,12 @@
 
 #include "pftrace.h"
 
-#define MAX_COLUMNS	32
 #define SEP		"\034"
 
 /* Text being put together, NUL-terminated. */
 struct text {
 	char *s;
 	size_t len, size;
-};
-
-/* One array of a compact_sched block, its entries in order. */
-struct column {
-	char key[MAX_NAME];
-	struct table v;
 };
 
 struct lister {
@@ -52,8 +45,9 @@ struct lister {
 	struct text ev_name, ev_fields;
 	/* A generic event's field being read: its name and value. */
 	struct text field_name, field_value;
-	struct column cs[MAX_COLUMNS];
-	int nr_cs;
+	/* A compact_sched block's arrays, each's entries in order. */
+	struct compact_keys keys;
+	struct table columns[MAX_ARRAYS];
 	/* An interned or annotation block's fields; the names the packet interns. */
 	struct table blk, pending_names, pending_anames;
 	/* Per sequence: interned names (SEQ\034IID), defaults, incremental clocks' times. */
@@ -180,18 +174,7 @@ static const char *path_of(struct text *t, const struct stack *s, const char *ke
 
 static struct table *column_of(struct lister *l, const char *key)
 {
-	int i;
-
-	for (i = 0; i < l->nr_cs; i++)
-		if (!strcmp(l->cs[i].key, key))
-			return &l->cs[i].v;
-	if (l->nr_cs == MAX_COLUMNS) {
-		fprintf(stderr, "pftrace-check: more than %d compact_sched arrays\n", MAX_COLUMNS);
-		exit(2);
-	}
-	snprintf(l->cs[i].key, MAX_NAME, "%s", key);
-	l->nr_cs++;
-	return &l->cs[i].v;
+	return &l->columns[compact_array(&l->keys, key)];
 }
 
 /* The @k-th entry of a compact_sched array, "" past its end. */
@@ -297,9 +280,9 @@ static void end_compact(struct lister *l)
 
 	list_compact(l, false);
 	list_compact(l, true);
-	for (i = 0; i < l->nr_cs; i++)
-		table_free(&l->cs[i].v);
-	l->nr_cs = 0;
+	for (i = 0; i < l->keys.n; i++)
+		table_free(&l->columns[i]);
+	l->keys.n = 0;
 }
 
 /* An interned name, an annotation's name or an annotation closes. */

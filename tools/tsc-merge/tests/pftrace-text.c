@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pftrace-text.c: protoc's text format of a Perfetto trace read line by
- * line into message openings, closings and fields, and the text table
- * both of pftrace-check's modes keep what they read in.
+ * line into message openings, closings and fields, and the text table and
+ * compact_sched arrays both of pftrace-check's modes keep what they read in.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +144,19 @@ void table_free(struct table *t)
 	table_drop(t, "");
 	free(t->e);
 	*t = (struct table){ 0 };
+}
+
+int compact_array(struct compact_keys *k, const char *key)
+{
+	int i;
+
+	for (i = 0; i < k->n; i++)
+		if (!strcmp(k->key[i], key))
+			return i;
+	if (k->n == MAX_ARRAYS) {
+		fprintf(stderr, "pftrace-check: more than %d compact_sched arrays\n", MAX_ARRAYS);
+		exit(2);
+	}
+	snprintf(k->key[i], MAX_NAME, "%s", key);
+	return k->n++;
 }

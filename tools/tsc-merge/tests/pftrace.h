@@ -14,6 +14,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_DEPTH	32
 #define MAX_NAME	64
+#define MAX_ARRAYS	32
 
 /* The messages open at a line: name[1] a packet's field, name[depth] the innermost. */
 struct stack {
@@ -53,6 +54,15 @@ const char *table_get(const struct table *t, const char *key);
 /* Every key starting with @prefix dropped. */
 void table_drop(struct table *t, const char *prefix);
 void table_free(struct table *t);
+
+/* The arrays of a compact_sched block by their keys, in the order they came. */
+struct compact_keys {
+	char key[MAX_ARRAYS][MAX_NAME];
+	int n;
+};
+
+/* The index of @key's array in @k, added when new; exits beyond MAX_ARRAYS arrays. */
+int compact_array(struct compact_keys *k, const char *key);
 
 /* @p, of @n elements of @elem bytes, with room for one more, doubling @size; exits when out of memory. */
 void *grow(void *p, size_t *size, size_t n, size_t elem);

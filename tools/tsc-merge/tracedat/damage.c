@@ -79,12 +79,20 @@ static bool is_division(const struct tep_print_arg *a)
 	       (!strcmp(a->op.op, "/") || !strcmp(a->op.op, "%"));
 }
 
-/* Calls @fn on each argument directly inside @a. */
-static bool any_child(struct tep_print_arg *a, bool (*fn)(struct tep_print_arg *, void *),
-		      void *data)
-{
-	struct tep_print_arg *c;
+typedef bool (*print_arg_fn)(struct tep_print_arg *a, void *data);
 
+/* Whether @fn holds for an argument of the list @list. */
+static bool any_in_list(struct tep_print_arg *list, print_arg_fn fn, void *data)
+{
+	for (; list; list = list->next)
+		if (fn(list, data))
+			return true;
+	return false;
+}
+
+/* Calls @fn on each argument directly inside @a. */
+static bool any_child(struct tep_print_arg *a, print_arg_fn fn, void *data)
+{
 	switch (a->type) {
 	case TEP_PRINT_OP:
 		return (a->op.left && fn(a->op.left, data)) || (a->op.right && fn(a->op.right, data));
@@ -102,10 +110,7 @@ static bool any_child(struct tep_print_arg *a, bool (*fn)(struct tep_print_arg *
 		       (a->int_array.count && fn(a->int_array.count, data)) ||
 		       (a->int_array.el_size && fn(a->int_array.el_size, data));
 	case TEP_PRINT_FUNC:
-		for (c = a->func.args; c; c = c->next)
-			if (fn(c, data))
-				return true;
-		return false;
+		return any_in_list(a->func.args, fn, data);
 	default:
 		return false;
 	}
@@ -119,12 +124,7 @@ static bool has_division(struct tep_print_arg *a, void *unused)
 /* Whether an event's print format divides at all. */
 static bool format_divides(struct tep_event *ev)
 {
-	struct tep_print_arg *a;
-
-	for (a = ev->print_fmt.args; a; a = a->next)
-		if (has_division(a, NULL))
-			return true;
-	return false;
+	return any_in_list(ev->print_fmt.args, has_division, NULL);
 }
 
 /*
@@ -253,7 +253,6 @@ enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct
 	const struct handle_slot *hs = handle_info(h);
 	struct record_ref ref = { hs->tep, ev, r };
 	const struct event_slot *es;
-	struct tep_print_arg *a;
 
 	if (!ev)
 		return DAMAGE_SHORT;
@@ -262,11 +261,8 @@ enum damage record_damage(struct tracecmd_input *h, struct tep_event *ev, struct
 		return DAMAGE_FORMAT;
 	if (!fits_format(hs, es, ev, r))
 		return DAMAGE_SHORT;
-	if (!es->divides)
-		return DAMAGE_NONE;
-	for (a = ev->print_fmt.args; a; a = a->next)
-		if (divides_by_zero(a, &ref))
-			return DAMAGE_DIVISION;
+	if (es->divides && any_in_list(ev->print_fmt.args, divides_by_zero, &ref))
+		return DAMAGE_DIVISION;
 	return DAMAGE_NONE;
 }
 

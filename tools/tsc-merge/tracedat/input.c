@@ -226,30 +226,36 @@ int trace_file_count_cpus(struct trace_file *tf)
 	return tracecmd_cpus(tf->buffers[0]);
 }
 
+/* libtraceevent reads a common field of every record at the first event's offset. */
+static struct td_common_field find_common(struct tep_event *first, const char *name)
+{
+	struct tep_format_field *f = first ? tep_find_common_field(first, name) : NULL;
+
+	return f ? (struct td_common_field){ f->offset, f->size } : (struct td_common_field){ 0 };
+}
+
 void td_common_init(struct td_common *c, struct tep_handle *tep)
 {
-	/* libtraceevent reads both at the first event's offsets. */
 	struct tep_event *first = tep_get_event(tep, 0);
-	struct tep_format_field *type = first ? tep_find_common_field(first, "common_type") : NULL;
-	struct tep_format_field *pid = first ? tep_find_common_field(first, "common_pid") : NULL;
 
 	memset(c, 0, sizeof(*c));
 	c->tep = tep;
 	c->swap = tep_is_file_bigendian(tep) != tep_is_local_bigendian(tep);
-	if (type && type->size) {
-		c->type_offset = type->offset;
-		c->type_size = type->size;
-	}
-	if (pid && pid->size) {
-		c->pid_offset = pid->offset;
-		c->pid_size = pid->size;
-	}
+	c->type = find_common(first, "common_type");
+	c->pid = find_common(first, "common_pid");
 }
 
-/* tep_read_number() as an int, as __parse_common() returns it. */
-static int read_common(const struct td_common *c, const struct tep_record *r, int offset, int size)
+/*
+ * tep_read_number() of common field @f as an int, as __parse_common()
+ * returns it; @ask, libtraceevent's own reader, when @f has no place.
+ */
+static int read_common(const struct td_common *c, const struct tep_record *r,
+		       struct td_common_field f,
+		       int (*ask)(struct tep_handle *tep, struct tep_record *rec))
 {
-	return (int)td_read_number(c->tep, c->swap, (const char *)r->data + offset, size);
+	if (!f.size)
+		return ask(c->tep, (struct tep_record *)r);
+	return (int)td_read_number(c->tep, c->swap, (const char *)r->data + f.offset, f.size);
 }
 
 /*
@@ -273,16 +279,12 @@ uint64_t td_read_field(const struct td_common *c, const struct tep_record *r,
 
 int td_record_type(const struct td_common *c, const struct tep_record *r)
 {
-	if (!c->type_size)
-		return tep_data_type(c->tep, (struct tep_record *)r);
-	return read_common(c, r, c->type_offset, c->type_size);
+	return read_common(c, r, c->type, tep_data_type);
 }
 
 int td_record_pid(const struct td_common *c, const struct tep_record *r)
 {
-	if (!c->pid_size)
-		return tep_data_pid(c->tep, (struct tep_record *)r);
-	return read_common(c, r, c->pid_offset, c->pid_size);
+	return read_common(c, r, c->pid, tep_data_pid);
 }
 
 /*

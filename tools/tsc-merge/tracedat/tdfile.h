@@ -113,10 +113,13 @@ void td_release_behind(struct td_release *rl, const struct tep_record *r);
  * what the merge asks of every record.
  */
 #define TD_EVENT_SLOTS 16
+struct td_common_field {
+	int offset, size;		/* size 0: ask libtraceevent */
+};
+
 struct td_common {
 	struct tep_handle *tep;
-	int type_offset, type_size;	/* type_size 0: ask libtraceevent */
-	int pid_offset, pid_size;	/* pid_size 0: ask libtraceevent */
+	struct td_common_field type, pid;
 	bool swap;			/* the file's byte order is not ours */
 	struct {
 		int type;
