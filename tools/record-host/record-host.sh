@@ -1,61 +1,40 @@
 #!/bin/sh
 # record-host.sh: record a KVM host's trace for a merged host/guest timeline (TSC, entry/exit and scheduling events, x86-tsc clock, own tracefs instance).
 #
-# The commands and their options are in usage() below (record-host.sh
-# -h): start records in the background, stop ends the recording and checks
-# its file, clean removes what a killed recording left, tsc-khz prints the
-# host's TSC rate. The options are trace-cmd record's where it has the
-# concept (-o, -B, -b, --compression).
-#
-# A merge needs, for every vCPU, the thread that runs it and its VMM process
-# (task:task_newtask of the thread) and its TSC offset (the first
-# kvm:kvm_write_tsc_offset). Started before the guests boot, the recording
-# has every one of these as an event, the most exact case; started while VMs
-# run, it has them from a snapshot. Once the events are being recorded,
-# start writes a snapshot of KVM's per-vCPU TSC state, read from debugfs
-# (mounted if it is not), into the recording itself, through the instance's
-# trace_marker: one ftrace:print event per line, each written with a single
-# write. For the VMs that already exist it replaces task_newtask's clone
-# events and the first offset event; a TSC write racing with the snapshot
-# is an event of its own, recorded already, whose previous offset a reader
-# prefers. The lines (a vcpu line is one line; its last two fields only
-# where KVM has TSC scaling):
+# The commands and options are in usage() (-h). A merge needs, for every
+# vCPU, the thread that runs it and its VMM process (task:task_newtask of
+# the thread) and its TSC offset (the first kvm:kvm_write_tsc_offset). A
+# recording started before the guests boot has all of these as events, the
+# most exact case. For the VMs that already run, start writes, once the
+# events are being recorded, a snapshot of KVM's per-vCPU TSC state from
+# debugfs into the recording through the instance's trace_marker: one
+# ftrace:print event per line, each a single write. It replaces their
+# task_newtask clone events and first offset events; a TSC write racing
+# with the snapshot is an event of its own, recorded already, whose
+# previous offset a reader prefers. The lines (a vcpu line is one line):
 #
 #   kvm-tsc-snapshot tsc_khz=KHZ
 #   kvm-tsc-snapshot vm=PID-FD pid=PID vcpu=N tid=TID tsc_offset=OFFSET \
 #       tsc_scaling_ratio=RATIO tsc_scaling_ratio_frac_bits=BITS
 #   kvm-tsc-snapshot end vms=VMS vcpus=VCPUS
 #
-# KHZ: the host's TSC rate, from -k (--tsc-khz) or else the kernel log's
-# last "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc:
-# Detected X.YYY MHz" (2100.000 MHz: 2100000); no tsc_khz line where
-# neither has it (give kvm-tsc-merge -k then). A vcpu line per debugfs
-# directory /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD:
-# its VM's file descriptor), with the text of its files as KVM prints them:
-# TID of pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of
-# tsc-offset (signed), RATIO and BITS of tsc-scaling-ratio and
-# tsc-scaling-ratio-frac-bits. The end line always ends a snapshot, with 0
-# VMs too: VMS VM directories, VCPUS vcpu lines (a VM destroyed meanwhile
-# may have fewer vcpu lines than vCPUs). Where debugfs cannot be read,
-# start says so and the output file has no snapshot: then only VMs started
-# after the recording can be merged. A snapshot that cannot be written
-# fails the start like any other failure: the recording is stopped,
-# nothing is left.
+# KHZ: host_tsc_khz(); no tsc_khz line where it is unknown (give
+# kvm-tsc-merge -k then). A vcpu line per debugfs directory
+# /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD: its VM's
+# file descriptor), with the text of its files as KVM prints them: TID of
+# pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of tsc-offset
+# (signed), RATIO and BITS of tsc-scaling-ratio and
+# tsc-scaling-ratio-frac-bits, only where KVM has TSC scaling. The end line
+# always ends a snapshot, with 0 VMs too (a VM destroyed meanwhile may have
+# fewer vcpu lines than vCPUs). Where debugfs cannot be read, the file has
+# no snapshot: only VMs started after the recording can be merged.
 #
-# The recording goes into a dedicated tracefs instance with the x86-tsc
-# clock, so it neither uses nor disturbs the top-level buffer; the instance
-# is removed whenever the recording ends or fails to start. A recording
-# killed with SIGKILL (trace-cmd, or the machine's OOM killer) leaves the
-# instance and a half-written output file: the next start says what it
-# found and stops, and clean removes it; stop says so too and cleans up.
-# The state directory (-d) ties the commands of one recording together:
-# start keeps there the recorder's pid, the output file's name, the
-# instance's name and trace-cmd's log; stop and clean given the same -d
-# find them there. Events the running kernel does not have (the series in
-# patches/ adds kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are
-# left out with a note. Needs root, trace-cmd, a loaded kvm module and the
-# project's poll.sh (see POLL_LIB below); POSIX sh, so it also runs under
-# busybox.
+# The tracefs instance of its own keeps the top-level buffer untouched.
+# A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
+# instance and a half-written file: the next start says so and stops,
+# clean removes them, stop cleans up too. Needs root, trace-cmd, a loaded
+# kvm module and the project's poll.sh (POLL_LIB below); POSIX sh, so it
+# also runs under busybox.
 
 # 'local' is not POSIX, but busybox ash, dash and bash all have it.
 # shellcheck disable=SC3043
