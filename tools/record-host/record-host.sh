@@ -36,9 +36,6 @@
 # kvm module and the project's poll.sh (POLL_LIB below); POSIX sh, so it
 # also runs under busybox.
 
-# 'local' is not POSIX, but busybox ash, dash and bash all have it.
-# shellcheck disable=SC3043
-
 set -eu
 
 # wait_until, the project's poll helper: beside this script where kselftest

@@ -15,10 +15,6 @@
 # and the snapshot. On the project's test kernels (KTT_TEST_KERNEL=1) what
 # they need is there: its absence is a failure, not a skip.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 set -u
 
 TEST_DIR=$(cd "$(dirname "$0")" && pwd)
