@@ -127,23 +127,18 @@ remove_instance()
 		{ note "could not remove the tracefs instance $dir"; return 1; }
 }
 
-# trace-cmd first turns the instance off, then sets the clock, enables the
-# events, starts its per-CPU readers and only then turns tracing on: so
+# For wait_until: the recording runs; 2 once trace-cmd is gone. trace-cmd
+# first turns the instance off, then sets the clock, enables the events,
+# starts its per-CPU readers and only then turns tracing on: so
 # tracing_on=1 with the clock and the events set means recording runs.
-recording_started()
+recording_started_or_gone()
 {
 	local dir="$TRACEFS/instances/$INSTANCE"
 
 	[ "$(cat "$dir/tracing_on" 2>/dev/null)" = 1 ] &&
 		grep -q '\[x86-tsc\]' "$dir/trace_clock" 2>/dev/null &&
 		[ "$(cat "$dir/events/kvm/kvm_exit/enable" 2>/dev/null)" = 1 ] &&
-		[ "$(cat "$dir/events/task/task_newtask/enable" 2>/dev/null)" = 1 ]
-}
-
-# For wait_until: the recording runs; 2 once trace-cmd is gone.
-recording_started_or_gone()
-{
-	recording_started && return 0
+		[ "$(cat "$dir/events/task/task_newtask/enable" 2>/dev/null)" = 1 ] && return 0
 	recorder_pid >/dev/null || return 2
 	return 1
 }
@@ -226,10 +221,10 @@ kvm_debugfs()
 }
 
 # One line into the recording: printf's single write(2) to the marker is
-# one ftrace:print event.
+# one ftrace:print event. Fails saying why.
 mark()
 {
-	printf '%s\n' "$2" >"$1"
+	printf '%s\n' "$2" >"$1" || { note "cannot write to $1"; return 1; }
 }
 
 # For wait_until: the vCPU directory DIR has FILE; 2 once DIR is gone.
@@ -287,10 +282,7 @@ write_snapshot()
 {
 	local kvm="$1" khz="$2" marker="$3" scaling='' vm name vcpu id fields vms=0 vcpus=0
 
-	if [ -n "$khz" ]; then
-		mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" ||
-			{ note "cannot write to $marker"; return 1; }
-	fi
+	[ -z "$khz" ] || mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" || return 1
 	# KVM gives every vCPU the scaling files, or none (no TSC scaling):
 	# any vCPU that has them tells a vCPU still being created to wait.
 	for vcpu in "$kvm"/*/vcpu*/tsc-scaling-ratio; do
@@ -311,8 +303,7 @@ write_snapshot()
 			esac
 			[ -d "$vcpu" ] || continue
 			if fields=$(vcpu_fields "$vcpu" "$scaling"); then
-				mark "$marker" "kvm-tsc-snapshot vm=$name pid=${name%-*} vcpu=$id $fields" ||
-					{ note "cannot write to $marker"; return 1; }
+				mark "$marker" "kvm-tsc-snapshot vm=$name pid=${name%-*} vcpu=$id $fields" || return 1
 				vcpus=$((vcpus + 1))
 			elif [ -d "$vcpu" ]; then
 				return 1
@@ -321,8 +312,7 @@ write_snapshot()
 			fi
 		done
 	done
-	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus" ||
-		{ note "cannot write to $marker"; return 1; }
+	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus" || return 1
 	note "wrote the kvm-tsc-snapshot: $vcpus vCPUs of $vms VMs"
 }
 
