@@ -11,10 +11,6 @@
 # nothing new after all of it. CHURN_CYCLES (default 100) and CHURN_VMS
 # (default 10000) set the counts.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../../scripts/lib/poll.sh # installed beside the tests

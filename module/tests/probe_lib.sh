@@ -8,9 +8,7 @@
 # tsc_writer's, is installed beside it. KVM_TSC_PROBE_KO and TSC_WRITER
 # override where the two are looked for.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck shell=sh disable=SC3043
+# shellcheck shell=sh
 # The constants below are for the tests that source this file.
 # shellcheck disable=SC2034
 

@@ -6,7 +6,7 @@
 # overrides both. On the project's test kernels (KTT_TEST_KERNEL=1) the
 # module is loaded with require_events=1: a missing TSC tracepoint fails.
 
-# shellcheck shell=sh disable=SC3043
+# shellcheck shell=sh
 # The constants below are for the tests that source this file.
 # shellcheck disable=SC2034
 

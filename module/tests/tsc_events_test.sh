@@ -8,10 +8,6 @@
 # script's pid alone, which runs no VM; the top-level buffer must not grow.
 # Both instances are removed however the test ends.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
 

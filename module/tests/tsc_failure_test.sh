@@ -5,10 +5,6 @@
 # Unloads the vendor module (kvm_amd or kvm_intel) and kvm, and reloads
 # the vendor module with nested=1 however the test ends.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
 

@@ -9,10 +9,6 @@
 # first ~80 loads fill and which then turns over by hundreds of kB: on a
 # KASAN kernel Slab measures that, so its check skips and kmemleak's counts.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
 

@@ -2,10 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # validator_test.sh: kvm_tsc_probe selftest=1 counts exactly the 12 violations planted in its known event sequence.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
 
