@@ -1,9 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # attach_test.sh: kvm_tsc_probe attaches to KVM's TSC tracepoints when kvm.ko loads after it, and waits when kvm.ko goes.
-#
-# Unloads the vendor module (kvm_amd or kvm_intel) and kvm, and reloads
-# the vendor module with nested=1 however the test ends.
 
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
@@ -36,7 +33,8 @@ kvm_goes()
 	unload_kvm && expect_attached waiting
 }
 
-# Leave the probe unloaded and KVM loaded, as the test found them.
+# Leave the probe unloaded and KVM loaded, as the test found them: the
+# vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
 clean_up()
 {
 	unload_if_loaded "$PROBE"

@@ -1,12 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # tsc_events_test.sh: test_kvm_tsc's checks all pass, and a tracefs instance of this test's own records exactly the events the module reported, in order, and nothing anywhere else.
-#
-# The instance uses the x86-tsc clock, enables the three TSC events and
-# records only the process that loads the module (set_event_pid, with
-# options/event-fork). A second instance enables the same events for this
-# script's pid alone, which runs no VM; the top-level buffer must not grow.
-# Both instances are removed however the test ends.
 
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
