@@ -18,11 +18,6 @@ expect_attached()
 	done
 }
 
-probe_waits()
-{
-	expect_attached waiting
-}
-
 kvm_comes()
 {
 	load_kvm && expect_attached kvm
@@ -48,7 +43,7 @@ ktap_set_plan 5
 clean_up_on_exit clean_up
 unload_kvm || ktap_exit_fail_msg "cannot unload $VENDOR and kvm"
 insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
-ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" probe_waits
+ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" expect_attached waiting
 ktap_test_result "$PROBE attaches when kvm.ko loads after it" kvm_comes
 ktap_test_result "$PROBE waits again when kvm.ko goes" kvm_goes
 ktap_test_result "$PROBE attaches again when kvm.ko comes back" kvm_comes

@@ -187,10 +187,11 @@ start_test()
 	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
 }
 
-# CLEAN_UP runs however the test ends: INT and TERM exit through it too.
+# CLEAN_UP, a command, runs however the test ends: INT and TERM exit
+# through it too.
 clean_up_on_exit()
 {
-	# The function's name is meant to expand now.
+	# The command is meant to expand now.
 	# shellcheck disable=SC2064
 	trap "$1" EXIT
 	trap 'exit 1' INT TERM

@@ -48,7 +48,6 @@ make_load_dir()
 		ktap_exit_fail_msg "cannot create a directory in /tmp"
 }
 
-
 # load_test_module INSTANCE [PARAM=VALUE...]: loads the module from a
 # shell that first writes its own pid where the test reads it and, given an
 # instance, into its set_event_pid, then becomes insmod: the module runs in
@@ -98,11 +97,12 @@ module_events()
 }
 
 # Every check of the load passed: insmod succeeded, the module printed its
-# totals and no "not ok".
+# totals and no "not ok". Its KTAP goes out as diagnostics.
 module_passed()
 {
 	local ktap
 
+	print_module_ktap
 	ktap=$(module_ktap)
 	[ -n "$ktap" ] || return 1
 	echo "$ktap" | grep -q '^# Totals: pass:[0-9]* fail:0 ' &&

@@ -83,12 +83,6 @@ set_up_tracing()
 	TOP_BEFORE=$(buffer_entries "$TRACEFS")
 }
 
-module_checks_pass()
-{
-	print_module_ktap
-	module_passed
-}
-
 instance_holds_module_events()
 {
 	local seen reported
@@ -154,7 +148,7 @@ if ! load_test_module "$INSTANCE"; then
 	[ -z "$reason" ] || skip_all "$TEST_MODULE: $reason"
 fi
 ktap_set_plan 6
-ktap_test_result "$TEST_MODULE loads: all its checks pass with exact values" module_checks_pass
+ktap_test_result "$TEST_MODULE loads: all its checks pass with exact values" module_passed
 ktap_test_result "$INSTANCE holds exactly the events $TEST_MODULE reported, in order" \
 	instance_holds_module_events
 ktap_test_result "a second instance, recording another pid, got none" other_instance_got_none

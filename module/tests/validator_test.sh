@@ -19,16 +19,11 @@ selftest_counts_planted()
 	return $rc
 }
 
-# If interrupted, still leave the probe unloaded for the tests after this one.
-clean_up()
-{
-	unload_if_loaded "$PROBE"
-}
-
 start_test
 require_probe
 ktap_set_plan 1
-clean_up_on_exit clean_up
+# If interrupted, still leave the probe unloaded for the tests after this one.
+clean_up_on_exit "unload_if_loaded $PROBE"
 ktap_test_result "$PROBE selftest=1 counts exactly the $PLANTED planted violations" \
 	selftest_counts_planted
 ktap_finished
