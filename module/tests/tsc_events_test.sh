@@ -10,17 +10,14 @@ readonly OTHER=$TRACEFS/instances/ktk-$$-other
 TOP_BEFORE=0
 TOP_BUSY=
 
-require_tracefs()
+# tracefs (mounted if nobody has), KVM's TSC events and the x86-tsc clock.
+require_tracing()
 {
-	[ -d "$TRACEFS/instances" ] && return
-	mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
+	[ -d "$TRACEFS/instances" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
 		skip_all "tracefs is not mounted on $TRACEFS and cannot be"
-}
-
-require_tsc_events()
-{
 	[ -d "$TRACEFS/events/kvm/kvm_write_tsc_offset" ] ||
 		skip_all "no kvm:kvm_write_tsc_offset in tracefs: KVM is not loaded"
+	grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
 }
 
 # Entries in a buffer's ring (per_cpu/cpuN/stats), lost or read ones included.
@@ -136,9 +133,7 @@ clean_up()
 
 start_test
 require_test_module
-require_tracefs
-require_tsc_events
-grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
+require_tracing
 clean_up_on_exit clean_up
 make_load_dir
 set_up_tracing
