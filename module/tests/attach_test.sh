@@ -1,13 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # attach_test.sh: kvm_tsc_probe attaches to KVM's TSC tracepoints when kvm.ko loads after it, and waits when kvm.ko goes.
-#
-# Unloads the vendor module (kvm_amd or kvm_intel) and kvm, and reloads
-# the vendor module with nested=1 however the test ends.
-
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
 
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
@@ -25,11 +18,6 @@ expect_attached()
 	done
 }
 
-probe_waits()
-{
-	expect_attached waiting
-}
-
 kvm_comes()
 {
 	load_kvm && expect_attached kvm
@@ -40,7 +28,8 @@ kvm_goes()
 	unload_kvm && expect_attached waiting
 }
 
-# Leave the probe unloaded and KVM loaded, as the test found them.
+# Leave the probe unloaded and KVM loaded, as the test found them: the
+# vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
 clean_up()
 {
 	unload_if_loaded "$PROBE"
@@ -54,7 +43,7 @@ ktap_set_plan 5
 clean_up_on_exit clean_up
 unload_kvm || ktap_exit_fail_msg "cannot unload $VENDOR and kvm"
 insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
-ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" probe_waits
+ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" expect_attached waiting
 ktap_test_result "$PROBE attaches when kvm.ko loads after it" kvm_comes
 ktap_test_result "$PROBE waits again when kvm.ko goes" kvm_goes
 ktap_test_result "$PROBE attaches again when kvm.ko comes back" kvm_comes

@@ -4,16 +4,8 @@
 #
 # Two tsc_writer processes (from the kvm-tsc-trace collection) keep
 # creating VMs, writing IA32_TSC on their vCPUs and destroying them, so
-# probes fire while they are registered and unregistered. Then, with the
-# probe loaded, a third creates and destroys CHURN_VMS VMs of two vCPUs:
-# far more vCPUs than its table holds, so it evicts, and its memory is the
-# table it allocated at load. kmemleak, where the kernel has it, must find
-# nothing new after all of it. CHURN_CYCLES (default 100) and CHURN_VMS
-# (default 10000) set the counts.
-
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
+# probes fire while they are registered and unregistered. CHURN_CYCLES
+# (default 100) and CHURN_VMS (default 10000) set the counts.
 
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
@@ -121,9 +113,10 @@ memory_stays()
 	[ "$GROWTH" -lt $(((CYCLES - WARMUP) * TABLE_KB / 4)) ]
 }
 
-# VMS VMs made and destroyed with the probe loaded, the churning writers
-# stopped: its table stays the size it was allocated at, it evicts the
-# vCPUs beyond it, and no write breaks the event contract.
+# VMS VMs of two vCPUs made and destroyed with the probe loaded, the
+# churning writers stopped: far more vCPUs than its table holds, so it
+# evicts; its table stays the size it was allocated at, and no write breaks
+# the event contract.
 vms_with_probe_loaded()
 {
 	local bytes start made

@@ -1,16 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # probe_lib.sh: what the module tests share: where kvm_tsc_probe, tsc_writer and debugfs are, the checks that skip a test, and the set-up and clean-up steps the tests repeat (POSIX sh, sourced).
 #
-# A test sources it as "$(dirname "$0")/probe_lib.sh" (test_module_lib.sh
-# does for the test module's tests), and finds the rest in TEST_DIR, its
-# own directory. The installed collection holds the module and
-# ktap_helpers.sh next to the tests; the kvm-tsc-trace collection,
-# tsc_writer's, is installed beside it. KVM_TSC_PROBE_KO and TSC_WRITER
-# override where the two are looked for.
+# The installed collection holds the module and ktap_helpers.sh next to
+# the tests, in TEST_DIR; the kvm-tsc-trace collection, tsc_writer's, is
+# installed beside it. KVM_TSC_PROBE_KO and TSC_WRITER override where the
+# two are looked for.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck shell=sh disable=SC3043
+# shellcheck shell=sh
 # The constants below are for the tests that source this file.
 # shellcheck disable=SC2034
 
@@ -77,16 +73,6 @@ unload_probe()
 	rmmod "$PROBE" || { print_probe_messages; return 1; }
 }
 
-require_root()
-{
-	[ "$(id -u)" = 0 ] || skip_all "must run as root: it loads and unloads kernel modules"
-}
-
-require_modules()
-{
-	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
-}
-
 # Mounts debugfs unless somebody has; fails if it cannot be.
 mount_debugfs()
 {
@@ -115,22 +101,14 @@ require_dev_kvm()
 	[ -c /dev/kvm ] || skip_all "/dev/kvm is missing: no KVM on this machine"
 }
 
-# Prints kvm_amd or kvm_intel, whichever is loaded, or nothing.
-find_kvm_vendor()
-{
-	local vendor
-
-	for vendor in kvm_amd kvm_intel; do
-		is_loaded "$vendor" && echo "$vendor" && return
-	done
-}
-
-# Sets VENDOR to the vendor module that is loaded, or skips.
+# Sets VENDOR to the vendor module that is loaded, kvm_amd or kvm_intel,
+# or skips.
 require_kvm_vendor()
 {
-	VENDOR=$(find_kvm_vendor)
-	[ -n "$VENDOR" ] || skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
-	ktap_print_msg "vendor module: $VENDOR"
+	for VENDOR in kvm_amd kvm_intel; do
+		is_loaded "$VENDOR" && { ktap_print_msg "vendor module: $VENDOR"; return; }
+	done
+	skip_all "neither kvm_amd nor kvm_intel is loaded as a module"
 }
 
 load_kvm()
@@ -205,14 +183,15 @@ start_test()
 {
 	source_ktap_helpers
 	ktap_print_header
-	require_root
-	require_modules
+	[ "$(id -u)" = 0 ] || skip_all "must run as root: it loads and unloads kernel modules"
+	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
 }
 
-# CLEAN_UP runs however the test ends: INT and TERM exit through it too.
+# CLEAN_UP, a command, runs however the test ends: INT and TERM exit
+# through it too.
 clean_up_on_exit()
 {
-	# The function's name is meant to expand now.
+	# The command is meant to expand now.
 	# shellcheck disable=SC2064
 	trap "$1" EXIT
 	trap 'exit 1' INT TERM

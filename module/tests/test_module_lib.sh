@@ -1,12 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # test_module_lib.sh: what the test_kvm_tsc tests share: where the test module is, loading it from a process whose pid is known, and reading its KTAP back from the kernel log (POSIX sh, sourced; it sources probe_lib.sh).
-#
-# The module is looked for next to the tests (where the collection's
-# install puts it), then next to kvm_tsc_probe.ko; TEST_KVM_TSC_KO
-# overrides both. On the project's test kernels (KTT_TEST_KERNEL=1) the
-# module is loaded with require_events=1: a missing TSC tracepoint fails.
 
-# shellcheck shell=sh disable=SC3043
+# shellcheck shell=sh
 # The constants below are for the tests that source this file.
 # shellcheck disable=SC2034
 
@@ -15,16 +10,17 @@
 
 readonly TEST_MODULE=test_kvm_tsc
 readonly TRACEFS=/sys/kernel/tracing
+# The module next to the tests (where the collection's install puts it),
+# else next to kvm_tsc_probe.ko; TEST_KVM_TSC_KO overrides both.
 TEST_KO="${TEST_KVM_TSC_KO:-$TEST_DIR/$TEST_MODULE.ko}"
 if [ -z "${TEST_KVM_TSC_KO:-}" ] && [ ! -r "$TEST_KO" ]; then
 	TEST_KO="$(dirname "$PROBE_KO")/$TEST_MODULE.ko"
 fi
 readonly TEST_KO
-if [ "${KTT_TEST_KERNEL:-}" = 1 ]; then
-	readonly MODULE_ARGS=require_events=1
-else
-	readonly MODULE_ARGS=
-fi
+# On the project's test kernels a missing TSC tracepoint fails the load.
+MODULE_ARGS=
+[ "${KTT_TEST_KERNEL:-}" != 1 ] || MODULE_ARGS=require_events=1
+readonly MODULE_ARGS
 # Where load_test_module leaves the pid the module ran in, in "pid", and
 # insmod's messages, in "insmod".
 LOAD_DIR=
@@ -47,7 +43,6 @@ make_load_dir()
 	LOAD_DIR=$(mktemp -d /tmp/test_kvm_tsc.XXXXXX) ||
 		ktap_exit_fail_msg "cannot create a directory in /tmp"
 }
-
 
 # load_test_module INSTANCE [PARAM=VALUE...]: loads the module from a
 # shell that first writes its own pid where the test reads it and, given an
@@ -98,11 +93,12 @@ module_events()
 }
 
 # Every check of the load passed: insmod succeeded, the module printed its
-# totals and no "not ok".
+# totals and no "not ok". Its KTAP goes out as diagnostics.
 module_passed()
 {
 	local ktap
 
+	print_module_ktap
 	ktap=$(module_ktap)
 	[ -n "$ktap" ] || return 1
 	echo "$ktap" | grep -q '^# Totals: pass:[0-9]* fail:0 ' &&

@@ -1,16 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # tsc_events_test.sh: test_kvm_tsc's checks all pass, and a tracefs instance of this test's own records exactly the events the module reported, in order, and nothing anywhere else.
-#
-# The instance uses the x86-tsc clock, enables the three TSC events and
-# records only the process that loads the module (set_event_pid, with
-# options/event-fork). A second instance enables the same events for this
-# script's pid alone, which runs no VM; the top-level buffer must not grow.
-# Both instances are removed however the test ends.
-
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
 
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
@@ -20,17 +10,14 @@ readonly OTHER=$TRACEFS/instances/ktk-$$-other
 TOP_BEFORE=0
 TOP_BUSY=
 
-require_tracefs()
+# tracefs (mounted if nobody has), KVM's TSC events and the x86-tsc clock.
+require_tracing()
 {
-	[ -d "$TRACEFS/instances" ] && return
-	mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
+	[ -d "$TRACEFS/instances" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
 		skip_all "tracefs is not mounted on $TRACEFS and cannot be"
-}
-
-require_tsc_events()
-{
 	[ -d "$TRACEFS/events/kvm/kvm_write_tsc_offset" ] ||
 		skip_all "no kvm:kvm_write_tsc_offset in tracefs: KVM is not loaded"
+	grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
 }
 
 # Entries in a buffer's ring (per_cpu/cpuN/stats), lost or read ones included.
@@ -93,12 +80,6 @@ set_up_tracing()
 	TOP_BEFORE=$(buffer_entries "$TRACEFS")
 }
 
-module_checks_pass()
-{
-	print_module_ktap
-	module_passed
-}
-
 instance_holds_module_events()
 {
 	local seen reported
@@ -152,9 +133,7 @@ clean_up()
 
 start_test
 require_test_module
-require_tracefs
-require_tsc_events
-grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
+require_tracing
 clean_up_on_exit clean_up
 make_load_dir
 set_up_tracing
@@ -164,7 +143,7 @@ if ! load_test_module "$INSTANCE"; then
 	[ -z "$reason" ] || skip_all "$TEST_MODULE: $reason"
 fi
 ktap_set_plan 6
-ktap_test_result "$TEST_MODULE loads: all its checks pass with exact values" module_checks_pass
+ktap_test_result "$TEST_MODULE loads: all its checks pass with exact values" module_passed
 ktap_test_result "$INSTANCE holds exactly the events $TEST_MODULE reported, in order" \
 	instance_holds_module_events
 ktap_test_result "a second instance, recording another pid, got none" other_instance_got_none

@@ -1,13 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # tsc_failure_test.sh: test_kvm_tsc's failure paths: a wrong expectation, a guest that never halts and no KVM each fail the load with a clear line and leave nothing behind, so that KVM unloads.
-#
-# Unloads the vendor module (kvm_amd or kvm_intel) and kvm, and reloads
-# the vendor module with nested=1 however the test ends.
-
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
 
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
@@ -65,7 +58,8 @@ no_kvm_skips()
 		module_skip_reason | grep -q 'cannot open /dev/kvm'
 }
 
-# Leave the test module unloaded and KVM loaded, as the test found them.
+# Leave the test module unloaded and KVM loaded, as the test found them:
+# the vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
 clean_up()
 {
 	clean_up_test_module

@@ -1,17 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # tsc_loads_test.sh: 100 loads of test_kvm_tsc in a row all pass and leave no memory behind: Slab and VmallocUsed stay within noise, kmemleak (where the kernel has it) finds nothing new.
-#
-# Each load creates a VM with its vCPUs and runs their guests, so a VM or
-# vCPU left behind would add tens of kB of slab and vmalloc memory at each
-# load; the limits below allow a small fraction of that per load. KASAN
-# holds freed objects in a quarantine of up to 1/32 of memory, which the
-# first ~80 loads fill and which then turns over by hundreds of kB: on a
-# KASAN kernel Slab measures that, so its check skips and kmemleak's counts.
-
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
 
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
@@ -19,8 +8,9 @@
 readonly LOADS=100
 readonly WARMUP=10
 # kB each load may add on average after the warm-up, to Slab and to
-# VmallocUsed alike: a leaked VM with its vCPUs costs more than ten times
-# this in either counter.
+# VmallocUsed alike: each load creates a VM with its vCPUs and runs their
+# guests, and a VM or vCPU left behind costs more than ten times this in
+# either counter.
 readonly KB_PER_LOAD=4
 DONE=0
 SLAB_BEFORE=0
@@ -67,26 +57,20 @@ all_loads_pass()
 	return 1
 }
 
-# GROWTH_KB stays below PER_LOAD kB for each load after the warm-up.
+# GROWTH_KB stays below KB_PER_LOAD kB for each load after the warm-up.
 within_noise()
 {
-	[ "$1" -lt $(((LOADS - WARMUP) * $2)) ]
+	[ "$1" -lt $(((LOADS - WARMUP) * KB_PER_LOAD)) ]
 }
 
-slab_stays()
-{
-	within_noise $((SLAB_AFTER - SLAB_BEFORE)) $KB_PER_LOAD
-}
-
-# KASAN's run-time calls are in the symbol table of a KASAN kernel only.
+# KASAN holds freed objects in a quarantine of up to 1/32 of memory, which
+# the first ~80 loads fill and which then turns over by hundreds of kB: on
+# a KASAN kernel Slab measures that, so its check skips and kmemleak's
+# counts. KASAN's run-time calls are in the symbol table of a KASAN kernel
+# only.
 has_kasan()
 {
 	grep -q ' __asan_load8$' /proc/kallsyms 2>/dev/null
-}
-
-vmalloc_stays()
-{
-	within_noise $((VMALLOC_AFTER - VMALLOC_BEFORE)) $KB_PER_LOAD
 }
 
 start_test
@@ -101,9 +85,10 @@ ktap_test_result "$LOADS loads in a row pass all their checks and unload" all_lo
 if has_kasan; then
 	ktap_test_skip "Slab grows by less than $KB_PER_LOAD kB a load after $WARMUP: KASAN's quarantine holds freed objects"
 else
-	ktap_test_result "Slab grows by less than $KB_PER_LOAD kB a load after $WARMUP" slab_stays
+	ktap_test_result "Slab grows by less than $KB_PER_LOAD kB a load after $WARMUP" \
+		within_noise $((SLAB_AFTER - SLAB_BEFORE))
 fi
 ktap_test_result "VmallocUsed grows by less than $KB_PER_LOAD kB a load after $WARMUP" \
-	vmalloc_stays
+	within_noise $((VMALLOC_AFTER - VMALLOC_BEFORE))
 check_kmemleak
 ktap_finished

@@ -2,10 +2,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # validator_test.sh: kvm_tsc_probe selftest=1 counts exactly the 12 violations planted in its known event sequence.
 
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
-
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
 
@@ -23,16 +19,11 @@ selftest_counts_planted()
 	return $rc
 }
 
-# If interrupted, still leave the probe unloaded for the tests after this one.
-clean_up()
-{
-	unload_if_loaded "$PROBE"
-}
-
 start_test
 require_probe
 ktap_set_plan 1
-clean_up_on_exit clean_up
+# If interrupted, still leave the probe unloaded for the tests after this one.
+clean_up_on_exit "unload_if_loaded $PROBE"
 ktap_test_result "$PROBE selftest=1 counts exactly the $PLANTED planted violations" \
 	selftest_counts_planted
 ktap_finished

@@ -1,64 +1,40 @@
 #!/bin/sh
 # record-host.sh: record a KVM host's trace for a merged host/guest timeline (TSC, entry/exit and scheduling events, x86-tsc clock, own tracefs instance).
 #
-# The commands and their options are in usage() below (record-host.sh
-# -h): start records in the background, stop ends the recording and checks
-# its file, clean removes what a killed recording left, tsc-khz prints the
-# host's TSC rate. The options are trace-cmd record's where it has the
-# concept (-o, -B, -b, --compression).
-#
-# A merge needs, for every vCPU, the thread that runs it and its VMM process
-# (task:task_newtask of the thread) and its TSC offset (the first
-# kvm:kvm_write_tsc_offset). Started before the guests boot, the recording
-# has every one of these as an event, the most exact case; started while VMs
-# run, it has them from a snapshot. Once the events are being recorded,
-# start writes a snapshot of KVM's per-vCPU TSC state, read from debugfs
-# (mounted if it is not), into the recording itself, through the instance's
-# trace_marker: one ftrace:print event per line, each written with a single
-# write. For the VMs that already exist it replaces task_newtask's clone
-# events and the first offset event; a TSC write racing with the snapshot
-# is an event of its own, recorded already, whose previous offset a reader
-# prefers. The lines (a vcpu line is one line; its last two fields only
-# where KVM has TSC scaling):
+# The commands and options are in usage() (-h). A merge needs, for every
+# vCPU, the thread that runs it and its VMM process (task:task_newtask of
+# the thread) and its TSC offset (the first kvm:kvm_write_tsc_offset). A
+# recording started before the guests boot has all of these as events, the
+# most exact case. For the VMs that already run, start writes, once the
+# events are being recorded, a snapshot of KVM's per-vCPU TSC state from
+# debugfs into the recording through the instance's trace_marker: one
+# ftrace:print event per line, each a single write. It replaces their
+# task_newtask clone events and first offset events; a TSC write racing
+# with the snapshot is an event of its own, recorded already, whose
+# previous offset a reader prefers. The lines (a vcpu line is one line):
 #
 #   kvm-tsc-snapshot tsc_khz=KHZ
 #   kvm-tsc-snapshot vm=PID-FD pid=PID vcpu=N tid=TID tsc_offset=OFFSET \
 #       tsc_scaling_ratio=RATIO tsc_scaling_ratio_frac_bits=BITS
 #   kvm-tsc-snapshot end vms=VMS vcpus=VCPUS
 #
-# KHZ: the host's TSC rate, from -k (--tsc-khz) or else the kernel log's
-# last "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc:
-# Detected X.YYY MHz" (2100.000 MHz: 2100000); no tsc_khz line where
-# neither has it (give kvm-tsc-merge -k then). A vcpu line per debugfs
-# directory /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD:
-# its VM's file descriptor), with the text of its files as KVM prints them:
-# TID of pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of
-# tsc-offset (signed), RATIO and BITS of tsc-scaling-ratio and
-# tsc-scaling-ratio-frac-bits. The end line always ends a snapshot, with 0
-# VMs too: VMS VM directories, VCPUS vcpu lines (a VM destroyed meanwhile
-# may have fewer vcpu lines than vCPUs). Where debugfs cannot be read,
-# start says so and the output file has no snapshot: then only VMs started
-# after the recording can be merged. A snapshot that cannot be written
-# fails the start like any other failure: the recording is stopped,
-# nothing is left.
+# KHZ: host_tsc_khz(); no tsc_khz line where it is unknown (give
+# kvm-tsc-merge -k then). A vcpu line per debugfs directory
+# /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD: its VM's
+# file descriptor), with the text of its files as KVM prints them: TID of
+# pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of tsc-offset
+# (signed), RATIO and BITS of tsc-scaling-ratio and
+# tsc-scaling-ratio-frac-bits, only where KVM has TSC scaling. The end line
+# always ends a snapshot, with 0 VMs too (a VM destroyed meanwhile may have
+# fewer vcpu lines than vCPUs). Where debugfs cannot be read, the file has
+# no snapshot: only VMs started after the recording can be merged.
 #
-# The recording goes into a dedicated tracefs instance with the x86-tsc
-# clock, so it neither uses nor disturbs the top-level buffer; the instance
-# is removed whenever the recording ends or fails to start. A recording
-# killed with SIGKILL (trace-cmd, or the machine's OOM killer) leaves the
-# instance and a half-written output file: the next start says what it
-# found and stops, and clean removes it; stop says so too and cleans up.
-# The state directory (-d) ties the commands of one recording together:
-# start keeps there the recorder's pid, the output file's name, the
-# instance's name and trace-cmd's log; stop and clean given the same -d
-# find them there. Events the running kernel does not have (the series in
-# patches/ adds kvm_write_tsc_multiplier and kvm_nested_tsc_offset) are
-# left out with a note. Needs root, trace-cmd, a loaded kvm module and the
-# project's poll.sh (see POLL_LIB below); POSIX sh, so it also runs under
-# busybox.
-
-# 'local' is not POSIX, but busybox ash, dash and bash all have it.
-# shellcheck disable=SC3043
+# The tracefs instance of its own keeps the top-level buffer untouched.
+# A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
+# instance and a half-written file: the next start says so and stops,
+# clean removes them, stop cleans up too. Needs root, trace-cmd, a loaded
+# kvm module and the project's poll.sh (POLL_LIB below); POSIX sh, so it
+# also runs under busybox.
 
 set -eu
 
@@ -151,23 +127,18 @@ remove_instance()
 		{ note "could not remove the tracefs instance $dir"; return 1; }
 }
 
-# trace-cmd first turns the instance off, then sets the clock, enables the
-# events, starts its per-CPU readers and only then turns tracing on: so
+# For wait_until: the recording runs; 2 once trace-cmd is gone. trace-cmd
+# first turns the instance off, then sets the clock, enables the events,
+# starts its per-CPU readers and only then turns tracing on: so
 # tracing_on=1 with the clock and the events set means recording runs.
-recording_started()
+recording_started_or_gone()
 {
 	local dir="$TRACEFS/instances/$INSTANCE"
 
 	[ "$(cat "$dir/tracing_on" 2>/dev/null)" = 1 ] &&
 		grep -q '\[x86-tsc\]' "$dir/trace_clock" 2>/dev/null &&
 		[ "$(cat "$dir/events/kvm/kvm_exit/enable" 2>/dev/null)" = 1 ] &&
-		[ "$(cat "$dir/events/task/task_newtask/enable" 2>/dev/null)" = 1 ]
-}
-
-# For wait_until: the recording runs; 2 once trace-cmd is gone.
-recording_started_or_gone()
-{
-	recording_started && return 0
+		[ "$(cat "$dir/events/task/task_newtask/enable" 2>/dev/null)" = 1 ] && return 0
 	recorder_pid >/dev/null || return 2
 	return 1
 }
@@ -250,10 +221,10 @@ kvm_debugfs()
 }
 
 # One line into the recording: printf's single write(2) to the marker is
-# one ftrace:print event.
+# one ftrace:print event. Fails saying why.
 mark()
 {
-	printf '%s\n' "$2" >"$1"
+	printf '%s\n' "$2" >"$1" || { note "cannot write to $1"; return 1; }
 }
 
 # For wait_until: the vCPU directory DIR has FILE; 2 once DIR is gone.
@@ -294,10 +265,7 @@ vcpu_fields()
 
 	tid=$(vcpu_value "$dir" pid) || return 1
 	offset=$(vcpu_value "$dir" tsc-offset signed) || return 1
-	if [ -z "$scaling" ]; then
-		echo "tid=$tid tsc_offset=$offset"
-		return 0
-	fi
+	[ -n "$scaling" ] || { echo "tid=$tid tsc_offset=$offset"; return 0; }
 	ratio=$(vcpu_value "$dir" tsc-scaling-ratio) || return 1
 	bits=$(vcpu_value "$dir" tsc-scaling-ratio-frac-bits) || return 1
 	echo "tid=$tid tsc_offset=$offset tsc_scaling_ratio=$ratio tsc_scaling_ratio_frac_bits=$bits"
@@ -311,10 +279,7 @@ write_snapshot()
 {
 	local kvm="$1" khz="$2" marker="$3" scaling='' vm name vcpu id fields vms=0 vcpus=0
 
-	if [ -n "$khz" ]; then
-		mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" ||
-			{ note "cannot write to $marker"; return 1; }
-	fi
+	[ -z "$khz" ] || mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" || return 1
 	# KVM gives every vCPU the scaling files, or none (no TSC scaling):
 	# any vCPU that has them tells a vCPU still being created to wait.
 	for vcpu in "$kvm"/*/vcpu*/tsc-scaling-ratio; do
@@ -335,8 +300,7 @@ write_snapshot()
 			esac
 			[ -d "$vcpu" ] || continue
 			if fields=$(vcpu_fields "$vcpu" "$scaling"); then
-				mark "$marker" "kvm-tsc-snapshot vm=$name pid=${name%-*} vcpu=$id $fields" ||
-					{ note "cannot write to $marker"; return 1; }
+				mark "$marker" "kvm-tsc-snapshot vm=$name pid=${name%-*} vcpu=$id $fields" || return 1
 				vcpus=$((vcpus + 1))
 			elif [ -d "$vcpu" ]; then
 				return 1
@@ -345,8 +309,7 @@ write_snapshot()
 			fi
 		done
 	done
-	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus" ||
-		{ note "cannot write to $marker"; return 1; }
+	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus" || return 1
 	note "wrote the kvm-tsc-snapshot: $vcpus vCPUs of $vms VMs"
 }
 
@@ -492,14 +455,11 @@ clean()
 	forget_recording
 }
 
-# The rate, or a failure where neither -k nor the log has it.
+# The rate, or a failure where neither -k nor the log has it (grep .
+# passes a rate that is there).
 print_tsc_khz()
 {
-	local khz
-
-	khz=$(host_tsc_khz)
-	[ -n "$khz" ] || die "the kernel log has no TSC rate: give it with -k"
-	echo "$khz"
+	host_tsc_khz | grep . || die "the kernel log has no TSC rate: give it with -k"
 }
 
 usage()

@@ -2,22 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # record_host_test.sh: tools/record-host/record-host.sh's command line (-h, a wrong option), the script after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
 #
-# Runs record-host.sh (installed next to this test) with an instance of its
-# own, ktt-record-PID (-B), and a state directory of its own (-d). A run of
-# this test that was itself killed leaves such an instance: it is removed
-# at the next start, when the PID in its name is gone. Needs root,
-# tracefs, trace-cmd and the kvm events (a vendor module loaded). The
-# snapshot's tests also need debugfs (mounted on /sys/kernel/debug if it
-# is not); the one with a VM needs /dev/kvm and tsc_writer (installed next
-# to this test; TSC_WRITER overrides where), whose VM of two vCPUs exists
-# before start and is held still (tsc_writer stopped with SIGSTOP), so
-# that no TSC write comes between the offsets this test reads in debugfs
-# and the snapshot. On the project's test kernels (KTT_TEST_KERNEL=1) what
-# they need is there: its absence is a failure, not a skip.
-
-# 'local' is not POSIX, but ktap_helpers.sh needs it too, and busybox ash,
-# dash and bash all have it.
-# shellcheck disable=SC3043
+# Runs record-host.sh, installed next to this test, with an instance
+# (ktt-record-PID: a killed run's goes at the next run) and a state
+# directory of its own. The test with a VM holds tsc_writer (installed next
+# to this test; TSC_WRITER overrides where) stopped with SIGSTOP from
+# before start, so that no TSC write comes between the offsets this test
+# reads in debugfs and the snapshot.
 
 set -u
 
@@ -277,29 +267,12 @@ require_kvm_debugfs()
 	[ -d "$KVM_DEBUGFS" ] || skip "$KVM_DEBUGFS is missing: KVM's debugfs cannot be read"
 }
 
-# The VM directories in KVM's debugfs, one a line.
-kvm_vm_dirs()
-{
-	local dir
-
-	for dir in "$KVM_DEBUGFS"/*-*; do
-		[ -d "$dir" ] && echo "$dir"
-	done
-	return 0
-}
-
 stop_writer()
 {
 	[ -n "$WRITER_PID" ] || return 0
 	kill -s KILL "$WRITER_PID" 2>/dev/null
 	wait "$WRITER_PID" 2>/dev/null
 	WRITER_PID=
-}
-
-# The state letter of process PID (R, S, T...), from /proc/PID/stat.
-process_state()
-{
-	sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null
 }
 
 # For wait_until: true once tsc_writer's VM has both vCPUs in debugfs
@@ -317,9 +290,10 @@ writer_vm_ready()
 	return 2
 }
 
+# tsc_writer's state letter in /proc/PID/stat (R, S, T...) is T.
 writer_stopped()
 {
-	[ "$(process_state "$WRITER_PID")" = T ]
+	[ "$(sed 's/.*) \(.\).*/\1/' "/proc/$WRITER_PID/stat" 2>/dev/null)" = T ]
 }
 
 # Starts tsc_writer, waits for its VM's two vCPUs in debugfs and stops it
@@ -407,11 +381,14 @@ check_snapshot_frame()
 
 test_snapshot_no_vm()
 {
-	local vms
+	local dir vms=''
 
 	require_kvm_debugfs || return
-	vms=$(kvm_vm_dirs)
-	[ -z "$vms" ] || { skip "VMs run on this machine ($(echo "$vms" | tr '\n' ' '))"; return; }
+	# The VM directories in KVM's debugfs.
+	for dir in "$KVM_DEBUGFS"/*-*; do
+		[ -d "$dir" ] && vms="$vms$dir "
+	done
+	[ -z "$vms" ] || { skip "VMs run on this machine ($vms)"; return; }
 	record_snapshot novm || return 1
 	check_snapshot_frame "$WORK/novm.snapshot" >/dev/null || return 1
 	grep -qx 'kvm-tsc-snapshot end vms=0 vcpus=0' "$WORK/novm.snapshot" ||
