@@ -563,18 +563,15 @@ test_tid_reused()
 	tap_result $? "a tid reused by a second VMM: the first VMM's runs stay its own, both guests placed exactly"
 }
 
-test_nested_needs_pid()
+# The nested pair given wrongly, or its host recorded without its events.
+test_nested_errors()
 {
 	merge l2auto -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat,l2"
 	expect_error "a nested (,l2) guest needs the VMM pid"
 	tap_result $? "a nested guest without @PID is refused: its CPUs do not identify a VM"
-}
-
-# The nested pair's host recorded without kvm_nested_tsc_offset (a kernel
-# without the series, or the event left out): one error for the ,l2
-# guest that says where the event comes from and how to record it.
-test_nested_unrecorded()
-{
+	# The host recorded without kvm_nested_tsc_offset (a kernel without
+	# the series, or the event left out): one error for the ,l2 guest that
+	# says where the event comes from and how to record it.
 	grep -v kvm_nested_tsc_offset "$WORK/l2-host.spec" | mktrace l2-nonested-host
 	merge l2nonested -H "$WORK/l2-nonested-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
 	expect_error "$WORK/l2-l2guest.dat: a nested (,l2) guest of VM @1000.1, but the host trace $WORK/l2-nonested-host.dat has no kvm:kvm_nested_tsc_offset for that VM's vCPUs" &&
@@ -582,14 +579,10 @@ test_nested_unrecorded()
 		expect_error "must be recorded (-e kvm:kvm_nested_tsc_offset" &&
 		[ "$(grep -c . <<<"$ERR")" = 1 ]
 	tap_result $? "a nested guest whose host trace has no kvm_nested_tsc_offset: one error naming the guest, the series and the event to record"
-}
-
-# The nested pair's L2 trace given without ,l2: with L1's offset 1000 its
-# event, guest 50350, is host 49350, outside every run, as before; with
-# the L2 step's offset 50000 it is host 350, inside the L2 run 300..400,
-# which the hint says. An L1 guest whose event fits no L2 run gets none.
-test_l2_guest_given_as_l1()
-{
+	# The L2 trace given without ,l2: with L1's offset 1000 its event,
+	# guest 50350, is host 49350, outside every run, as before; with the
+	# L2 step's offset 50000 it is host 350, inside the L2 run 300..400,
+	# which the hint says. An L1 guest whose event fits no L2 run gets none.
 	merge l2asl1 -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat@1000"
 	expect 3 "49350 l2:0! print: 0x0: inner" &&
 		expect_stderr 3 "1 guest events fell outside every host run interval" &&
@@ -1029,6 +1022,13 @@ test_sync_agent()
 	tap_result $? "--sync-out refuses a guest event at TSC 0 when the input's time sync sample must go before it, naming file and CPU; writes nothing"
 }
 
+# trace_id_at FILE: the offset of the id of FILE's last TRACEID option
+# (u16 id 11, u32 size 8, then the id).
+trace_id_at()
+{
+	echo $(($(grep -obUaP '\x0b\x00\x08\x00\x00\x00' "$1" | tail -1 | cut -d: -f1) + 6))
+}
+
 # put_u32 FILE OFFSET VALUE: overwrite 4 bytes, little-endian.
 put_u32()
 {
@@ -1043,7 +1043,7 @@ put_u32()
 # one. Each is one line and no output.
 test_bad_guest_option()
 {
-	local name_at id_at
+	local name_at
 
 	cp "$WORK/sync/step-host.dat" "$WORK/badtid-host.dat"
 	# GUEST: "step-guest\0", u64 trace id, u32 CPUs (1), u32 cpu, u32 tid.
@@ -1055,21 +1055,14 @@ test_bad_guest_option()
 	tap_result $? "a GUEST option naming a thread the host data lacks: one line naming file and thread, exit 1, nothing written"
 	{ echo "cpus 2"; mark 0 150 x; } | mktrace two-guest
 	merge two-sync -H "$WORK/step-host.dat" -g "$WORK/two-guest.dat@1000" -S "$WORK/sync-two"
-	# TRACEID: u16 id 11, u32 size 8, then the id: take the GUEST's.
-	id_at=$(grep -obUaP '\x0b\x00\x08\x00\x00\x00' "$WORK/sync-two/two-guest.dat" | tail -1 | cut -d: -f1)
+	# The guest's trace id takes the GUEST option's.
 	dd if="$WORK/sync/step-host.dat" bs=1 skip=$((name_at + 11)) count=8 status=none |
-		dd of="$WORK/sync-two/two-guest.dat" bs=1 seek=$((id_at + 6)) conv=notrunc status=none
+		dd of="$WORK/sync-two/two-guest.dat" bs=1 seek="$(trace_id_at "$WORK/sync-two/two-guest.dat")" \
+			conv=notrunc status=none
 	merge badcpus -H "$WORK/sync/step-host.dat" -g "$WORK/sync-two/two-guest.dat" -o "$WORK/badcpus.txt"
 	expect_error "two-guest.dat: has 2 CPUs, but .*step-host.dat's GUEST option 'step-guest' (trace id 0x[0-9a-f]*) names 1" &&
 		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badcpus.txt" ]
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
-}
-
-# trace_id_at FILE: the offset of the id of FILE's last TRACEID option
-# (u16 id 11, u32 size 8, then the id).
-trace_id_at()
-{
-	echo $(($(grep -obUaP '\x0b\x00\x08\x00\x00\x00' "$1" | tail -1 | cut -d: -f1) + 6))
 }
 
 # Two guests with one trace id: the synced copy of test_two_vms's guest a,
@@ -1193,8 +1186,8 @@ main()
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
 	tap_plan $((82 + unit_plan))
 	for t in test_conversions test_two_vms test_outside test_bad_files test_no_damage \
-		 test_vm_created_again test_tid_reused test_nested_needs_pid test_nested_unrecorded test_l2_guest_given_as_l1 \
-		 test_json test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \
+		 test_vm_created_again test_tid_reused test_nested_errors test_json \
+		 test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
 		 test_progress; do
 		"$t"
