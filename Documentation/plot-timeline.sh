@@ -17,12 +17,10 @@ die()
 	exit 1
 }
 
-# Host threads that ran a vCPU, and the VM tracks, in a stable order.
-rows()
+# window FILTER: jq's FILTER over the JSON, $f and $t the window in us.
+window()
 {
-	jq -r --argjson f "$FROM" --argjson t "$TO" '
-		[.traceEvents[] | select(.ph == "B" and .ts >= $f and .ts <= $t) |
-		 "host \(.tid) vcpu\(.args.vcpu)"] | unique | .[]' "$JSON"
+	jq -r --argjson f "$FROM" --argjson t "$TO" "$1" "$JSON"
 }
 
 main()
@@ -35,18 +33,16 @@ main()
 	# shellcheck disable=SC2064 # the directory made now is the one to remove
 	trap "rm -rf '$work'" EXIT
 	# Slices: pair each B with the next E of its thread.
-	jq -r --argjson f "$FROM" --argjson t "$TO" '
+	window '
 		[.traceEvents[] | select((.ph == "B" or .ph == "E") and .ts >= $f and .ts <= $t)] |
 		group_by(.tid)[] | sort_by(.ts) | . as $e |
 		range(0; length - 1) | select($e[.].ph == "B" and $e[. + 1].ph == "E") |
-		"\($e[.].tid) \($e[.].ts) \($e[. + 1].ts)"' "$JSON" >"$work/slices"
-	jq -r --argjson f "$FROM" --argjson t "$TO" '
+		"\($e[.].tid) \($e[.].ts) \($e[. + 1].ts)"' >"$work/slices"
+	window '
 		.traceEvents[] | select(.ph == "i" and .pid >= 1073741824 and .ts >= $f and .ts <= $t) |
-		"\(.tid) \(.ts) \(if .name == "print" then (.args.info | sub("^[^ ]* "; "") | gsub(" "; "_")) else .name end)"' \
-		"$JSON" >"$work/guest"
-	jq -r --argjson f "$FROM" --argjson t "$TO" '
-		.traceEvents[] | select(.name == "kvm_write_tsc_offset" and .ts >= $f and .ts <= $t) | .ts' \
-		"$JSON" >"$work/writes"
+		"\(.tid) \(.ts) \(if .name == "print" then (.args.info | sub("^[^ ]* "; "") | gsub(" "; "_")) else .name end)"' >"$work/guest"
+	window '
+		.traceEvents[] | select(.name == "kvm_write_tsc_offset" and .ts >= $f and .ts <= $t) | .ts' >"$work/writes"
 	[ -s "$work/slices" ] || die "no kvm_entry/kvm_exit slice between $FROM and $TO us"
 	awk 'NR == FNR { if (!($1 in row)) row[$1] = ++n; next }
 	     { print row[$1] * 2, $2, $3 }' "$work/slices" "$work/slices" >"$work/slices.rows"

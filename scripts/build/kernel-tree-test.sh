@@ -5,19 +5,11 @@
 # git, dirty), a patch that does not apply (named, tree back at the base), and
 # that a series applied again, or a changed one, ends up once on the base.
 
-set -u
-
 # shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
 . "$(dirname "$0")/../lib/script-test.sh"
 
-readonly WORK=$BUILD_DIR/kernel-tree-test
 readonly CLONE=$WORK/linux
 readonly SCRIPT=$TOP_DIR/scripts/build/kernel-tree.sh
-
-cleanup()
-{
-	rm -rf "$WORK"
-}
 
 # Run kernel-tree.sh with the given VAR=VALUE environment.
 run_script()

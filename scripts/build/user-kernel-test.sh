@@ -7,12 +7,9 @@
 # patch of nine applies, so that the seven before it are applied and must
 # be undone.
 
-set -u
-
 # shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
 . "$(dirname "$0")/../lib/script-test.sh"
 
-readonly WORK=$BUILD_DIR/user-kernel-test
 readonly CLONE=$WORK/git
 readonly PLAIN=$WORK/plain
 readonly DEST=$WORK/dest

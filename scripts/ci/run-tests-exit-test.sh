@@ -9,18 +9,10 @@
 # verdict are the real ones, only the tests are planted. Needs neither root
 # nor /dev/kvm, only the kernel tree (lib.mk, runner.sh).
 
-set -u
+# shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
+. "$(dirname "$0")/../lib/script-test.sh"
 
-# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
-. "$(dirname "$0")/../lib/common.sh"
-
-readonly WORK=$BUILD_DIR/run-tests-exit-test
 readonly PLANTED=$WORK/planted
-
-cleanup()
-{
-	rm -rf "$WORK"
-}
 
 # planted_fail.sh, planted_pass.sh, planted_skip.sh (exit 4, kselftest's skip).
 plant_tests()
@@ -32,19 +24,25 @@ plant_tests()
 	chmod +x "$PLANTED"/*.sh
 }
 
-# Run selftests/'s run_tests on the planted tests named; keep its output in
-# $OUT and its status in $STATUS. A fresh install each time, so that a test
-# of an earlier case is not in the tree.
+# make_run_tests DIR VAR=VALUE...: make run_tests in DIR, on the kernel tree,
+# as a make of its own; its output in $OUT, its status in $STATUS.
+make_run_tests()
+{
+	local dir=$1
+
+	shift
+	run_cmd MAKEFLAGS= MAKELEVEL= make -s --no-print-directory -C "$dir" KSRC="$TREE" "$@" run_tests
+}
+
+# Run selftests/'s run_tests on the planted tests named. A fresh install
+# each time, so that a test of an earlier case is not in the tree.
 run_selftests()
 {
 	local dir=$WORK/selftests
 
 	rm -rf "$dir"
-	OUT=$(MAKEFLAGS='' MAKELEVEL='' make -s --no-print-directory -C "$TOP_DIR/selftests" KSRC="$TREE" \
-		OUTPUT="$dir/out" INSTALL_PATH="$dir/install" \
-		TEST_GEN_PROGS= TEST_GEN_PROGS_EXTENDED= TEST_FILES= \
-		TEST_PROGS="${*/#/$PLANTED/}" run_tests 2>&1)
-	STATUS=$?
+	make_run_tests "$TOP_DIR/selftests" OUTPUT="$dir/out" INSTALL_PATH="$dir/install" \
+		TEST_GEN_PROGS= TEST_GEN_PROGS_EXTENDED= TEST_FILES= TEST_PROGS="${*/#/$PLANTED/}"
 }
 
 # Each pattern matches a line of $OUT; say which does not.
@@ -55,33 +53,16 @@ expect_lines()
 	for pattern in "$@"; do
 		grep -q -- "$pattern" <<<"$OUT" && continue
 		echo "# no line matching '$pattern' in the output:"
-		# shellcheck disable=SC2001 # at the start of every line, not of the string
-		sed 's/^/#   /' <<<"$OUT"
+		show_out
 		return 1
 	done
-}
-
-expect_status()
-{
-	local want=$1
-
-	if [ "$want" = 0 ] && [ "$STATUS" = 0 ]; then
-		return 0
-	elif [ "$want" != 0 ] && [ "$STATUS" != 0 ]; then
-		return 0
-	fi
-	echo "# expected exit status ${want/nonzero/non-zero}, got $STATUS:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$OUT"
-	return 1
 }
 
 test_failure_fails()
 {
 	run_selftests planted_pass.sh planted_fail.sh planted_skip.sh
-	expect_status nonzero &&
-	expect_lines '^not ok 2 selftests: kvm-tsc-trace: planted_fail.sh # exit=1$' \
-		'^run_tests: 1 of 3 tests failed$'
+	expect_error '^not ok 2 selftests: kvm-tsc-trace: planted_fail.sh # exit=1$' &&
+	expect_lines '^run_tests: 1 of 3 tests failed$'
 }
 
 # The same run's output: the runner's TAP, the failing test's own lines.
@@ -103,7 +84,7 @@ test_tap_kept()
 test_pass_and_skip_pass()
 {
 	run_selftests planted_pass.sh planted_skip.sh
-	expect_status 0 &&
+	expect_success &&
 	expect_lines '^1\.\.2$' '^ok 1 selftests: kvm-tsc-trace: planted_pass.sh$' \
 		'^ok 2 selftests: kvm-tsc-trace: planted_skip.sh # SKIP$'
 }
@@ -121,13 +102,10 @@ test_module_collection_fails()
 	cp "$TOP_DIR/module/tests/Makefile" "$TOP_DIR/module/tests/settings" "$PLANTED"/*.sh \
 		"$copy/module/tests/"
 	cp "$TOP_DIR/scripts/lib/ksft-collection.mk" "$copy/scripts/lib/"
-	OUT=$(MAKEFLAGS='' MAKELEVEL='' make -s --no-print-directory -C "$copy/module/tests" KSRC="$TREE" \
-		OUTPUT="$copy/out" TEST_FILES= \
-		TEST_PROGS="planted_pass.sh planted_fail.sh planted_skip.sh" run_tests 2>&1)
-	STATUS=$?
-	expect_status nonzero &&
-	expect_lines '^not ok 2 selftests: .*: planted_fail.sh # exit=1$' \
-		'^ok 3 selftests: .*: planted_skip.sh # SKIP$' '^run_tests: 1 of 3 tests failed$'
+	make_run_tests "$copy/module/tests" OUTPUT="$copy/out" TEST_FILES= \
+		TEST_PROGS="planted_pass.sh planted_fail.sh planted_skip.sh"
+	expect_error '^not ok 2 selftests: .*: planted_fail.sh # exit=1$' &&
+	expect_lines '^ok 3 selftests: .*: planted_skip.sh # SKIP$' '^run_tests: 1 of 3 tests failed$'
 }
 
 main()

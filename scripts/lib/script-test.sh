@@ -4,10 +4,22 @@
 # OUT and STATUS are read by the tests that source this file.
 # shellcheck disable=SC2034
 
+# Unset variables are errors in every script test.
+set -u
+
 # What every script test needs of the scripts it tests: the tree's layout,
 # die and note, and kselftest's KTAP helpers.
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# The test's own folder, build/ and its name, which cleanup removes.
+WORK=$BUILD_DIR/$(basename "$0" .sh)
+readonly WORK
+
+cleanup()
+{
+	rm -rf "$WORK"
+}
 
 # Run [VAR=VALUE...] COMMAND [ARG...]; keep its output in $OUT and its
 # status in $STATUS.
@@ -17,6 +29,14 @@ run_cmd()
 	STATUS=$?
 }
 
+# Fail showing the run's output, after a line that said what was expected.
+show_out()
+{
+	# shellcheck disable=SC2001 # at the start of every line, not of the string
+	sed 's/^/#   /' <<<"$OUT"
+	return 1
+}
+
 # The run failed and said what was expected.
 expect_error()
 {
@@ -24,9 +44,7 @@ expect_error()
 
 	[ "$STATUS" != 0 ] && grep -q -- "$pattern" <<<"$OUT" && return 0
 	echo "# expected a failure matching '$pattern', got status $STATUS:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$OUT"
-	return 1
+	show_out
 }
 
 # The run succeeded.
@@ -34,9 +52,7 @@ expect_success()
 {
 	[ "$STATUS" = 0 ] && return 0
 	echo "# expected success, got status $STATUS:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$OUT"
-	return 1
+	show_out
 }
 
 # Clone SOURCE into DEST at COMMIT with only the PATHs (sparse-checkout

@@ -33,18 +33,6 @@ tap_line()
 	echo "$1 $TAP_NR - $2${3:+ # $3}"
 }
 
-tap_pass()
-{
-	tap_line ok "$1"
-	TAP_PASSED=$((TAP_PASSED + 1))
-}
-
-tap_fail()
-{
-	tap_line "not ok" "$1"
-	TAP_FAILED=$((TAP_FAILED + 1))
-}
-
 # tap_skip DESCRIPTION [REASON]
 tap_skip()
 {
@@ -56,9 +44,11 @@ tap_skip()
 tap_result()
 {
 	if [ "$1" = 0 ]; then
-		tap_pass "$2"
+		tap_line ok "$2"
+		TAP_PASSED=$((TAP_PASSED + 1))
 	else
-		tap_fail "$2"
+		tap_line "not ok" "$2"
+		TAP_FAILED=$((TAP_FAILED + 1))
 	fi
 }
 
@@ -72,8 +62,8 @@ tap_import()
 	while IFS= read -r line; do
 		case $line in
 		"ok "*"# SKIP"*) tap_skip "$(tap_description "$line")" "$(sed 's/.*# SKIP *//' <<<"$line")" ;;
-		"ok "*) tap_pass "$(tap_description "$line")" ;;
-		"not ok "*) tap_fail "$(tap_description "$line")" ;;
+		"ok "*) tap_result 0 "$(tap_description "$line")" ;;
+		"not ok "*) tap_result 1 "$(tap_description "$line")" ;;
 		"# Totals:"*) ;;
 		"#"*) echo "$line" ;;
 		esac
