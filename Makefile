@@ -290,30 +290,40 @@ $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEB
 # kvm-tsc-merge's outputs. e2e-check prints with the tree's kselftest.h;
 # its check runs it, and its sanitizer build, on no recordings at all.
 E2E_SCENARIOS := scripts/e2e/scenarios
+E2E_TEST := scripts/e2e/e2e-test.sh --root $(BUILD)/e2e-root
 e2e-check: $(BUILD)/series.applied | deps-tools
 	+$(MAKE) -C tools/e2e-check KSRC=$(TREE) check
 
+# The guests' root, filled once for every check that records: the test
+# kernel, and tsc_nested_payload for scenario nested. Scenario linux-n's
+# L1 boots a Linux guest of its own, whose root it gets too.
+$(BUILD)/e2e-root/e2e/guest.cpio.gz: selftests $(BUILD)/kernel/arch/x86/boot/bzImage
+	scripts/e2e/guest-root.sh $(BUILD)/e2e-root
+
+$(BUILD)/e2e-root-linux/e2e/guest.cpio.gz: selftests $(BUILD)/kernel/arch/x86/boot/bzImage
+	scripts/e2e/guest-root.sh --linux $(BUILD)/e2e-root-linux
+
 # A guest made to hang (its QEMU stopped) is reported after the scenario's
 # silence, here 30 s, with its console's tail.
-$(RESULTS)/e2e-hang.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/e2e/hang-test.sh
+$(RESULTS)/e2e-hang.tap: $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
+	scripts/ci/result.sh run $@ $(E2E_TEST) --hang --dir $(BUILD)/e2e-hang --set silence=30 \
+		$(E2E_SCENARIOS)/own.scenario
 
 # Under QEMU also scenario nested, whose L1 runs tsc_nested_payload's
-# guest: guest-root.sh puts the payload from build/selftests-install into
-# L1's initramfs.
-$(RESULTS)/merge-e2e.tap: tools selftests e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh \
+# guest.
+$(RESULTS)/merge-e2e.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
+	scripts/ci/result.sh run $@ $(E2E_TEST) \
 		$(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario nested.scenario)
 
 # The same under Bochs, with L1's TSC scaled to half L0's 3.5 GHz.
-$(RESULTS)/merge-e2e-vmx.tap: tools e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
+$(RESULTS)/merge-e2e-vmx.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
+	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
 		--set l1_tsc_khz=1750000 $(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario)
 
 # Scenario linux-n alone, not part of check (L2's boot alone takes
 # minutes): L1 boots a Linux guest of its own, which traces itself.
-$(RESULTS)/merge-e2e-linux-n.tap: tools e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --dir $(BUILD)/vmtest-e2e-linux-n \
+$(RESULTS)/merge-e2e-linux-n.tap: tools e2e-check $(BUILD)/e2e-root-linux/e2e/guest.cpio.gz FORCE
+	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --root $(BUILD)/e2e-root-linux --dir $(BUILD)/vmtest-e2e-linux-n \
 		$(E2E_SCENARIOS)/linux-n.scenario
 
 merge-e2e-linux-n: $(RESULTS)/merge-e2e-linux-n.tap
@@ -321,8 +331,8 @@ merge-e2e-linux-n: $(RESULTS)/merge-e2e-linux-n.tap
 # Scenario nested under Bochs, not part of check (the Bochs runs there take
 # their share already): L1 at half L0's TSC rate, L2 at half L1's, each
 # through TSC scaling.
-$(RESULTS)/merge-e2e-vmx-nested.tap: tools selftests e2e-check $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
-	scripts/ci/result.sh run $@ scripts/e2e/e2e-test.sh --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx-nested \
+$(RESULTS)/merge-e2e-vmx-nested.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
+	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx-nested \
 		--set l1_tsc_khz=1750000 --set l2_tsc_khz=875000 $(E2E_SCENARIOS)/nested.scenario
 
 merge-e2e-vmx-nested: $(RESULTS)/merge-e2e-vmx-nested.tap

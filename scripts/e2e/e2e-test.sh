@@ -1,78 +1,92 @@
 #!/bin/bash
 # e2e-test.sh: KTAP test of real host and guest recordings: record each scenario in the test VM, then judge the traces and kvm-tsc-merge's outputs with e2e-check.
 #
-# usage: e2e-test.sh [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... SCENARIO...
+# usage: e2e-test.sh --root DIR [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... [--hang] SCENARIO...
 #
-# Fills DIR-root with guest-root.sh and boots the test VM (L0, one CPU:
-# the user guide says why) under --vmm (default qemu) in --dir (default
-# build/vmtest-e2e), where scripts/e2e/record-pair.sh records every
-# SCENARIO (scripts/e2e/scenarios/MODE.scenario) into DIR/export/MODE.
-# --set changes a key in every scenario (the Bochs run gives L1 a TSC rate
-# of its own through TSC scaling: --set l1_tsc_khz=1750000); the changed
-# copies, in DIR-root/e2e/scenarios, are what every level and e2e-check
-# read. A run that failed in a guest, or a test VM stopped at its timeout
-# or after its silence, is booted once more, as the TAP says: under TCG a
-# guest can crash or stall for reasons that are the emulator's.
-# e2e-check (tools/e2e-check) then prints the TAP. Exit status: 0 all
-# passed, 1 a failure, 4 skipped.
+# Boots the test VM (L0, one CPU: the user guide says why) under --vmm
+# (default qemu) in --dir (default build/vmtest-e2e), with the guests'
+# root that guest-root.sh filled in --root, where record-pair.sh records
+# every SCENARIO (scripts/e2e/scenarios/MODE.scenario) into
+# DIR/export/MODE. --set changes a key in every scenario (the Bochs run
+# gives L1 a TSC rate of its own through TSC scaling: --set
+# l1_tsc_khz=1750000); the changed copies, in DIR-scenarios, are what
+# every level and e2e-check read. A run that failed in a guest, or a test
+# VM stopped at its timeout or after its silence, is booted once more, as
+# the TAP says: under TCG a guest can crash or stall for reasons that are
+# the emulator's. e2e-check (tools/e2e-check) then prints the TAP.
+#
+# --hang tests the silence limit instead: the one SCENARIO's L1 is stopped
+# with SIGSTOP once it runs its /init, as a guest stalled under TCG stops,
+# and record-pair.sh must fail within the scenario's silence and a poll,
+# naming it, with L1's console, and leave no QEMU behind.
+# Exit status: 0 all passed, 1 a failure, 4 skipped.
 
+# shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
 set -u
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=scenario.sh
+. "$(dirname "$0")/scenario.sh"
 
-readonly USAGE="usage: ${0##*/} [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... SCENARIO..."
+readonly USAGE="usage: ${0##*/} --root DIR [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... [--hang] SCENARIO..."
 readonly CHECK=$BUILD_DIR/tools/e2e-check
 readonly ATTEMPTS=2
 # Time for the test VM's own boot and the copies, beyond its guests'.
 readonly L0_TIMEOUT=300
 
+ROOT=
 VMM=qemu
 VM_DIR=$BUILD_DIR/vmtest-e2e
+HANG=
 SETS=()
 
 # The scenarios as every level reads them: each SCENARIO with --set's
-# keys changed, in DIR-root/e2e/scenarios. A --set of a key the scenario
-# lacks is an error, not a new key.
+# keys changed, in DIR-scenarios/e2e/scenarios, their paths in SCENARIOS.
+# A --set of a key the scenario lacks is an error, not a new key.
 write_scenarios()
 {
 	local scenario set dest
 
-	mkdir -p "$VM_DIR-root/e2e/scenarios"
+	rm -rf "$VM_DIR-scenarios"
+	mkdir -p "$VM_DIR-scenarios/e2e/scenarios"
+	SCENARIOS=()
 	for scenario in "$@"; do
-		dest=$VM_DIR-root/e2e/scenarios/${scenario##*/}
+		dest=$VM_DIR-scenarios/e2e/scenarios/${scenario##*/}
 		cp "$scenario" "$dest" || die "cannot read $scenario"
 		for set in "${SETS[@]}"; do
 			grep -q "^${set%%=*}=" "$dest" || die "--set $set: $scenario has no ${set%%=*}"
 			sed -i "s/^${set%%=*}=.*/$set/" "$dest"
 		done
+		SCENARIOS+=("$dest")
 	done
 }
 
-# The sum of KEY over the scenarios written.
-sum_key()
+# The test VM's timeout, its own and every scenario's l1_timeout, and its
+# silence limit, the scenarios' longest, on the wall's clock, where
+# vmtest.sh keeps them: Bochs runs the test VM and its clock (clock:
+# sync=none) some ten times slower than TCG, so there the limit is five
+# times longer.
+set_vm_limits()
 {
-	cat "$VM_DIR"-root/e2e/scenarios/*.scenario | sed -n "s/^$1=//p" | paste -sd+ | bc
+	local scenario
+
+	TIMEOUT=$L0_TIMEOUT SILENCE=0
+	for scenario in "${SCENARIOS[@]}"; do
+		read_scenario "$scenario" || die "cannot read $scenario"
+		TIMEOUT=$((TIMEOUT + l1_timeout))
+		[ "$silence" -le "$SILENCE" ] || SILENCE=$silence
+	done
+	[ "$VMM" = bochs ] && SILENCE=$((SILENCE * 5))
 }
 
-# The scenarios' silence limit for L0, on the wall's clock, where vmtest.sh
-# keeps it: Bochs runs the test VM and its clock (clock: sync=none) some
-# ten times slower than TCG, so there the limit is five times longer.
-l0_silence()
-{
-	local silence
-
-	silence=$(sed -n 's/^silence=//p' "$VM_DIR"-root/e2e/scenarios/*.scenario | sort -n | tail -1)
-	[ "$VMM" = bochs ] && silence=$((silence * 5))
-	echo "$silence"
-}
-
+# The test VM, running COMMAND... with the guests' root and the scenarios
+# (in its /e2e/scenarios) added.
 boot_vm()
 {
 	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --cpus 1 \
-		--timeout $((L0_TIMEOUT + $(sum_key l1_timeout))) --silence "$(l0_silence)" \
-		--add "$VM_DIR-root" --files "scripts tools/record-host" -- \
-		sh scripts/e2e/record-pair.sh "${SCENARIOS[@]}" >"$VM_DIR.log" 2>&1
+		--timeout "$TIMEOUT" --silence "$SILENCE" --add "$ROOT" --add "$VM_DIR-scenarios" \
+		--files "scripts tools/record-host" -- "$@" >"$VM_LOG" 2>&1
 }
 
 # Boot until the recordings are made, ATTEMPTS times at most: 0, 4 with
@@ -82,7 +96,7 @@ record()
 	local attempt=1 status
 
 	while :; do
-		boot_vm
+		boot_vm sh scripts/e2e/record-pair.sh "${SCENARIOS[@]#"$VM_DIR-scenarios"}"
 		status=$?
 		sed 's/^/# /' "$VM_LOG"
 		[ "$status" = 0 ] || [ "$status" = 4 ] || [ "$attempt" = "$ATTEMPTS" ] && return "$status"
@@ -93,31 +107,11 @@ record()
 	done
 }
 
-main()
+# Record and judge every scenario.
+test_recordings()
 {
-	local linux=() scenario checked=() status
+	local status
 
-	while [ $# -gt 0 ]; do
-		case $1 in
-		--vmm) VMM=${2:?--vmm needs qemu or bochs}; shift ;;
-		--dir) VM_DIR=$(realpath -m "${2:?--dir needs a directory}"); shift ;;
-		--set) SETS+=("${2:?--set needs KEY=VALUE}"); shift ;;
-		-*) die "$USAGE" ;;
-		*) break ;;
-		esac
-		shift
-	done
-	[ $# -gt 0 ] || die "$USAGE"
-	[ -x "$CHECK" ] || die "$CHECK not built: make -C tools/e2e-check"
-	readonly VM_LOG=$VM_DIR.log
-	grep -q '^mode=linux-n$' "$@" && linux=(--linux)
-	"$TOP_DIR/scripts/e2e/guest-root.sh" "${linux[@]}" "$VM_DIR-root" || die "guest-root.sh failed"
-	write_scenarios "$@"
-	SCENARIOS=()
-	for scenario in "$@"; do
-		SCENARIOS+=("/e2e/scenarios/${scenario##*/}")
-		checked+=("$VM_DIR-root/e2e/scenarios/${scenario##*/}")
-	done
 	record
 	status=$?
 	if [ "$status" = 4 ]; then
@@ -125,7 +119,77 @@ main()
 		exit 4
 	fi
 	[ "$status" = 0 ] || echo "# the recordings exited with status $status"
-	exec "$CHECK" -o "$VM_DIR/check" "$VM_DIR/export" "${checked[@]}"
+	exec "$CHECK" -o "$VM_DIR/check" "$VM_DIR/export" "${SCENARIOS[@]}"
+}
+
+# What L0 runs with --hang for SCENARIO (its path there) of MODE:
+# record-pair.sh, L1's QEMU stopped once /init runs, and how long
+# record-pair.sh took from then.
+hang_payload()
+{
+	cat <<-EOF
+		sh scripts/e2e/record-pair.sh $1 & pid=\$!
+		until grep -q "Run /init" /tmp/e2e/$2/console.log 2>/dev/null; do sleep 1; done
+		kill -STOP \$(pidof qemu-system-x86_64)
+		start=\$(cut -d. -f1 /proc/uptime)
+		wait \$pid
+		echo "hang: record-pair.sh exited with status \$? after \$((\$(cut -d. -f1 /proc/uptime) - start)) s"
+		pidof qemu-system-x86_64 && echo "hang: a QEMU was left behind"
+		exit 0
+	EOF
+}
+
+# Stop the one scenario's L1 and judge record-pair.sh's report.
+test_hang()
+{
+	local what took
+
+	[ ${#SCENARIOS[@]} = 1 ] || die "--hang takes one scenario"
+	read_scenario "${SCENARIOS[0]}" || die "cannot read ${SCENARIOS[0]}"
+	what="a guest stopped with SIGSTOP is reported within its ${silence} s silence and a poll, with its console's tail, and no QEMU is left"
+	use_ktap
+	ktap_print_header
+	ktap_set_plan 1
+	boot_vm "$(hang_payload "${SCENARIOS[0]#"$VM_DIR-scenarios"}" "$mode")"
+	sed 's/^/# /' "$VM_LOG"
+	took=$(sed -n 's/^hang: record-pair.sh exited with status 1 after \([0-9]*\) s$/\1/p' "$VM_LOG")
+	if [ -n "$took" ] && [ "$took" -le $((silence + 5)) ] &&
+		grep -q "the guest printed nothing for ${silence}s; the last lines of its console:" "$VM_LOG" &&
+		grep -A1 'the last lines of its console:' "$VM_LOG" | grep -q '^    ' &&
+		! grep -q 'a QEMU was left behind' "$VM_LOG"; then
+		ktap_test_pass "$what: $took s"
+	else
+		ktap_test_fail "$what"
+	fi
+	ktap_finished
+}
+
+main()
+{
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--root) ROOT=$(realpath -m "${2:?--root needs guest-root.sh\'s directory}"); shift ;;
+		--vmm) VMM=${2:?--vmm needs qemu or bochs}; shift ;;
+		--dir) VM_DIR=$(realpath -m "${2:?--dir needs a directory}"); shift ;;
+		--set) SETS+=("${2:?--set needs KEY=VALUE}"); shift ;;
+		--hang) HANG=1 ;;
+		-*) die "$USAGE" ;;
+		*) break ;;
+		esac
+		shift
+	done
+	[ $# -gt 0 ] || die "$USAGE"
+	[ -n "$ROOT" ] || die "$USAGE"
+	[ -f "$ROOT/e2e/guest.cpio.gz" ] || die "$ROOT: not filled by scripts/e2e/guest-root.sh"
+	[ -x "$CHECK" ] || die "$CHECK not built: make -C tools/e2e-check"
+	readonly VM_LOG=$VM_DIR.log
+	write_scenarios "$@"
+	set_vm_limits
+	if [ -n "$HANG" ]; then
+		test_hang
+	else
+		test_recordings
+	fi
 }
 
 main "$@"

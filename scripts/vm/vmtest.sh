@@ -42,7 +42,8 @@ usage()
 		                          which has no 9p
 		  -a, --add DIR           copy DIR's tree into the VM's root as it is:
 		                          what the command needs beyond busybox and
-		                          trace-cmd (its own recipe builds DIR)
+		                          trace-cmd (its own recipe builds DIR);
+		                          repeatable
 		  -c, --cpus N            the VM's CPUs (default 2)
 		  -M, --mem SIZE          the VM's memory in G, like 2G (default 2G)
 		  -k, --kernel test|debug the kernel build: build/kernel (default) or
@@ -53,13 +54,13 @@ usage()
 	EOF
 }
 
-# The options into VMM, VM_DIR, TIMEOUT, SILENCE, FILES, ADD_DIR, VM_CPUS,
+# The options into VMM, VM_DIR, TIMEOUT, SILENCE, FILES, ADD_DIRS, VM_CPUS,
 # VM_MEM, KBUILD_OUT and TSC_KHZ; the command's words are left in ARGS.
 parse_args()
 {
-	local kernel=test
+	local kernel=test dir
 
-	VMM=qemu VM_DIR=$BUILD_DIR/vmtest TIMEOUT=900 SILENCE=120 FILES='' ADD_DIR='' VM_CPUS=2 VM_MEM=2G TSC_KHZ=''
+	VMM=qemu VM_DIR=$BUILD_DIR/vmtest TIMEOUT=900 SILENCE=120 FILES='' ADD_DIRS=() VM_CPUS=2 VM_MEM=2G TSC_KHZ=''
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-h | --help) usage; exit 0 ;;
@@ -73,7 +74,7 @@ parse_args()
 		-t | --timeout) TIMEOUT=$2 ;;
 		-s | --silence) SILENCE=$2 ;;
 		-f | --files) FILES=$2 ;;
-		-a | --add) ADD_DIR=$(realpath -m "$2") ;;
+		-a | --add) ADD_DIRS+=("$(realpath -m "$2")") ;;
 		-c | --cpus) VM_CPUS=$2 ;;
 		-M | --mem) VM_MEM=$2 ;;
 		-k | --kernel) kernel=$2 ;;
@@ -94,7 +95,9 @@ parse_args()
 	[ "${VM_MEM%G}" != "$VM_MEM" ] || die "--mem $VM_MEM: give gigabytes, like 2G"
 	need_number --mem "${VM_MEM%G}"
 	[ -z "$TSC_KHZ" ] || need_number --tsc-khz "$TSC_KHZ"
-	[ -z "$ADD_DIR" ] || [ -d "$ADD_DIR" ] || die "--add $ADD_DIR: not a directory"
+	for dir in "${ADD_DIRS[@]}"; do
+		[ -d "$dir" ] || die "--add $dir: not a directory"
+	done
 	ARGS=("$@")
 }
 
@@ -107,7 +110,7 @@ need_number()
 }
 
 parse_args "$@"
-readonly VMM VM_DIR TIMEOUT SILENCE FILES ADD_DIR VM_CPUS VM_MEM KBUILD_OUT TSC_KHZ ARGS
+readonly VMM VM_DIR TIMEOUT SILENCE FILES ADD_DIRS VM_CPUS VM_MEM KBUILD_OUT TSC_KHZ ARGS
 readonly VM_ROOT=$VM_DIR/root
 readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
 readonly CONSOLE_LOG=$VM_DIR/console.log
@@ -138,6 +141,8 @@ cleanup()
 # busybox's lacks; trace-cmd is for record-host.sh and its test.
 build_initramfs()
 {
+	local dir
+
 	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
 	[ -d "$TOP_DIR/$MODROOT/lib/modules" ] || die "$TOP_DIR/$MODROOT missing: run 'make kernel'"
 	rm -rf "$VM_ROOT"
@@ -150,7 +155,9 @@ build_initramfs()
 	add_poll_lib "$VM_ROOT"
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
 	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" "$MODROOT" $FILES
-	[ -z "$ADD_DIR" ] || cp -a "$ADD_DIR/." "$VM_ROOT/"
+	for dir in "${ADD_DIRS[@]}"; do
+		cp -a "$dir/." "$VM_ROOT/"
+	done
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
 	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
 }
