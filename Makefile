@@ -149,8 +149,12 @@ $(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied
 
 # The collections, each installed by its own Makefile (this project's
 # suite also installs run_kselftest.sh), and one list for the runner.
+# They build with ccache too: with -g ccache would key the objects by the
+# directory they are built in, so another clone's objects serve only
+# once it is told not to (the path in their debug info is never read).
+KSFT_CC := CC="$(KCC)" CCACHE_NOHASHDIR=1
 selftests: $(BUILD)/series.applied $(BUILD)/headers/usr/include/linux/kvm.h
-	+$(MAKE) -C selftests KSRC=$(TREE) KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" \
+	+$(MAKE) -C selftests $(KSFT_CC) KSRC=$(TREE) KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" \
 		INSTALL_PATH=$(KSFT) install
 
 module-tests: selftests $(BUILD)/module/kvm_tsc_probe.ko
@@ -158,7 +162,7 @@ module-tests: selftests $(BUILD)/module/kvm_tsc_probe.ko
 		INSTALL_PATH=$(KSFT)/kvm_tsc_probe install
 
 kvm-selftests: selftests $(BUILD)/headers/usr/include/linux/kvm.h
-	+$(MAKE) -C $(TREE)/tools/testing/selftests/kvm OUTPUT=$(BUILD)/kvm-selftests \
+	+$(MAKE) -C $(TREE)/tools/testing/selftests/kvm $(KSFT_CC) OUTPUT=$(BUILD)/kvm-selftests \
 		KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" EXTRA_CFLAGS=-static \
 		$(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) >$(BUILD)/kvm-selftests.log 2>&1 || \
 		{ tail -20 $(BUILD)/kvm-selftests.log; exit 1; }
