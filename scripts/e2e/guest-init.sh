@@ -1,34 +1,27 @@
 #!/bin/busybox sh
 # guest-init.sh: /init of a guest that record-pair.sh boots: record this level's trace, write port-tagged markers around a TSC write or run a guest of its own, as the scenario says.
 #
-# The level (1 for L1, 2 for L2) comes on the kernel command line as
-# ktt_level, the scenario in /export, the directory the host shares over
-# 9p; this script reads its level's keys (lN_recorder, lN_markers,
-# lN_tsc_jump) and the next level's (lN+1_recorder). The handshake with
-# the host goes through the same directory: this level writes "ready"
-# once it has booted, waits for the host's "go", writes "status" (0, or
-# what failed) when done and, when trace-cmd agent records it, waits for
-# "quit" once the host's trace-cmd record has its trace.
+# The level comes on the kernel command line as ktt_level, the scenario
+# in /export, the directory the host shares over 9p, where this level
+# also says "ready", waits for "go", gives its "status" and, when trace-cmd
+# agent records it, waits for "quit". This level records itself as
+# lN_recorder says (self: trace-cmd start -C x86-tsc, then extract to
+# /export/guest.dat; agent: trace-cmd agent for the host's trace-cmd record
+# -A). Between go and the status it does what the next level's recorder
+# calls for: none, the markers and the TSC write; self, a Linux guest of
+# its own, recorded by record-pair.sh --level N from this initramfs;
+# payload, tsc_nested_payload's guest, traced with this level's KVM
+# events (the payload writes "ktt-n-marker cpu=C seq=K tsc=T" before each
+# ucall and moves its guest's TSC half way).
 #
 # A marker is "ktt-marker before|after cpu=N seq=K" written into
-# trace_marker on vCPU N, followed at once by a 1-byte write to
-# marker_port, which no device of QEMU's pc machine, SeaBIOS or Linux
-# uses: on the host, that write is the vCPU's next kvm_exit, so each
-# marker has a host timestamp of its own. Between the "before" and the
-# "after" markers every vCPU's IA32_TSC is set to CPU 0's TSC plus
-# lN_tsc_jump, through /dev/cpu/N/msr; the host's KVM traces the new
-# offset as kvm_write_tsc_offset.
-#
-# This level's recorder: self traces with trace-cmd start -C x86-tsc and
-# extracts /export/guest.dat; agent runs trace-cmd agent for the host's
-# trace-cmd record -A; kvm-tsc-record is record-pair.sh's, one level down.
-# The next level's recorder says what runs between go and the status:
-# none, the markers and the TSC write; self, a Linux guest that traces
-# itself, which this level boots and records with record-pair.sh --level
-# N from this initramfs; payload, tsc_nested_payload's guest, while this
-# level traces itself with its KVM's events: the payload writes each
-# rdtsc value of its guest before a ucall as "ktt-n-marker cpu=C seq=K
-# tsc=T", and moves its guest's TSC half way.
+# trace_marker on vCPU N and followed at once by a 1-byte write to
+# marker_port, which nothing of QEMU's pc machine, SeaBIOS or Linux uses:
+# the host traces that write as the vCPU's next kvm_exit, so each marker
+# has a host timestamp of its own. Between the "before" and the "after"
+# markers every vCPU's IA32_TSC is set to CPU 0's TSC plus lN_tsc_jump
+# through /dev/cpu/N/msr, which the host's KVM traces as
+# kvm_write_tsc_offset.
 
 # shellcheck shell=dash # busybox sh, which has local
 # shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
@@ -73,29 +66,31 @@ mount_all()
 	mount -t 9p -o trans=virtio,version=9p2000.L export "$SHARE"
 }
 
-# Run on vCPU CPU (taskset): each marker, then at once its port write.
-write_markers()
+# Marker SEQ of PHASE on this vCPU, CPU, then at once its port write.
+write_marker()
 {
-	local cpu=$1 phase=$2 seq=1
-
-	while [ "$seq" -le "$(level_key markers)" ]; do
-		echo "ktt-marker $phase cpu=$cpu seq=$seq" >"$TRACEFS/trace_marker" || return 1
-		dd if=/dev/zero of=/dev/port bs=1 seek=$((marker_port)) count=1 conv=notrunc 2>/dev/null ||
-			return 1
-		seq=$((seq + 1))
-		sleep 0.1
-	done
+	echo "ktt-marker $1 cpu=$2 seq=$3" >"$TRACEFS/trace_marker" &&
+		dd if=/dev/zero of=/dev/port bs=1 seek=$((marker_port)) count=1 conv=notrunc 2>/dev/null
 }
 
+# The markers of PHASE on each vCPU in turn, this shell moved onto it.
 markers_on_all_cpus()
 {
-	local phase=$1 cpu=0
+	local phase=$1 cpu=0 seq markers
 
+	markers=$(level_key markers)
 	while [ "$cpu" -lt "$NCPUS" ]; do
-		taskset -c "$cpu" sh /init markers "$cpu" "$phase" ||
-			{ fail "writing the '$phase' markers on cpu $cpu"; return 1; }
+		taskset -p -c "$cpu" $$ >/dev/null || { fail "cannot move onto cpu $cpu"; return 1; }
+		seq=1
+		while [ "$seq" -le "$markers" ]; do
+			write_marker "$phase" "$cpu" "$seq" ||
+				{ fail "writing the '$phase' markers on cpu $cpu"; return 1; }
+			seq=$((seq + 1))
+			sleep 0.1
+		done
 		cpu=$((cpu + 1))
 	done
+	taskset -p -c "0-$((NCPUS - 1))" $$ >/dev/null
 	say "markers $phase written on $NCPUS vCPUs"
 }
 
@@ -279,10 +274,4 @@ main()
 	reboot -f
 }
 
-case ${1:-} in
-markers)
-	LEVEL=$ktt_level
-	read_scenario "$SHARE/scenario" && write_markers "$2" "$3"
-	;;
-*) main ;;
-esac
+main

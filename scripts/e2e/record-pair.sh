@@ -3,30 +3,22 @@
 #
 # usage: record-pair.sh [--level N] SCENARIO...
 #
-# Runs under busybox sh from /ktt, in the test VM (L0, --level 0, the
-# default) or, in mode linux-n, in L1 (--level 1), with what guest-root.sh
-# put in /e2e: the test kernel, the guest's initramfs (guest-init.sh as its
-# /init) and scenario.sh. The guest is level N+1: lN+1_vcpus vCPUs,
-# lN+1_mem_mb of memory, its TSC at lN+1_tsc_khz (0: this host's rate;
-# another needs TSC scaling). This level records with lN_recorder
-# (kvm-tsc-record, or trace-cmd record -A with trace-cmd agent in the
-# guest), from before the guest boots or once it is ready (lN_record_from).
-# The guest gets the scenario in the directory shared with it over 9p,
-# and says "ready", then "status" there; this level says "go" once its
-# recording runs, and "quit" once trace-cmd record -A has the guest's
-# trace.
-#
-# A guest that has not given its status within lN+1_timeout seconds, or
-# whose console stays quiet for `silence` seconds, is stopped and its
-# console's last lines printed. Each step is printed as "# MODE: T s:
-# STEP" (T: this level's uptime), and the guest's console is relayed now
-# and then, so that a level above sees a level that works go on printing.
-#
-# /export/MODE gets host.dat (this level's trace) and guest.dat (the
-# guest's), the guest's console and logs, and in mode linux-n what L1's
-# own run exported, under l1/. Exits 0 when every scenario was recorded,
-# 4 after a "# SKIP reason" line when this host cannot run a guest, 1
-# after a line naming the mode and step that failed.
+# Runs under busybox sh from /ktt on level N (0, the test VM, by default;
+# 1 in mode linux-n), with what guest-root.sh put in /e2e. The guest is
+# level N+1, booted as its lN+1_ keys say, and this level records with
+# lN_recorder from lN_record_from. The handshake with the guest goes
+# through the directory shared with it over 9p: the scenario goes down,
+# the guest says "ready", this level "go" once it records, the guest its
+# "status", and this level "quit" once trace-cmd record -A has the
+# guest's trace. A guest that gives no status within lN+1_timeout
+# seconds, or whose console stays quiet for `silence` seconds, is stopped
+# and its console's last lines printed; each step is printed as "# MODE:
+# T s: STEP" (T: this level's uptime) and the guest's console relayed now
+# and then, so that a level above sees this one go on printing.
+# /export/MODE gets host.dat, guest.dat and the guest's console and logs
+# (in mode linux-n, L1's own export under l1/). Exit status: 0, all
+# recorded; 4 after "# SKIP reason", no guest can run here; 1 after a line
+# naming the mode and step that failed.
 
 # shellcheck shell=dash # busybox sh, which has local
 # shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
@@ -68,11 +60,7 @@ QEMU_PID=
 RECORDING=
 RECORDER_PID=
 
-now()
-{
-	cut -d' ' -f1 /proc/uptime
-}
-
+# This level's uptime in whole seconds.
 seconds()
 {
 	cut -d. -f1 /proc/uptime
@@ -81,7 +69,7 @@ seconds()
 step()
 {
 	STEP=$1
-	echo "# $mode: $(now) s: $STEP"
+	echo "# $mode: $(seconds) s: $STEP"
 }
 
 fail()
@@ -170,7 +158,7 @@ guest_gave()
 	fi
 	if [ $(($(seconds) - RELAYED)) -ge "$RELAY_EVERY" ]; then
 		RELAYED=$(seconds)
-		echo "# $mode: $(now) s: the guest's console: $(tail -n 1 "$W/console.log" | tr -d '\r')"
+		echo "# $mode: $(seconds) s: the guest's console: $(tail -n 1 "$W/console.log" | tr -d '\r')"
 	fi
 	return 1
 }
@@ -235,9 +223,10 @@ start_agent_recorder()
 	done
 }
 
-recorder_gone()
+# For wait_until: process PID has exited.
+pid_gone()
 {
-	! kill -0 "$RECORDER_PID" 2>/dev/null
+	! kill -0 "$1" 2>/dev/null
 }
 
 stop_agent_recorder()
@@ -245,7 +234,7 @@ stop_agent_recorder()
 	local status f
 
 	kill -INT "$RECORDER_PID"
-	wait_until "$AGENT_TIMEOUT" recorder_gone ||
+	wait_until "$AGENT_TIMEOUT" pid_gone "$RECORDER_PID" ||
 		{ fail "trace-cmd record -A did not finish within ${AGENT_TIMEOUT}s of SIGINT"; return 1; }
 	wait "$RECORDER_PID"
 	status=$?
@@ -279,14 +268,9 @@ stop_recording()
 		{ fail "$RECORD stop: $(tail -1 "$W/recorder.log")"; return 1; }
 }
 
-guest_gone()
-{
-	! kill -0 "$QEMU_PID" 2>/dev/null
-}
-
 wait_guest_exit()
 {
-	wait_until "$AGENT_TIMEOUT" guest_gone || { fail "the guest did not power off"; return 1; }
+	wait_until "$AGENT_TIMEOUT" pid_gone "$QEMU_PID" || { fail "the guest did not power off"; return 1; }
 	wait "$QEMU_PID"
 	QEMU_PID=
 }
