@@ -104,11 +104,10 @@ check_sparse()
 	local new
 
 	run_sparse "$LOGS/sparse-series.log" || return 1
-	new=$(comm -13 "$LOGS/sparse-base.log" "$LOGS/sparse-series.log")
+	new=$(comm -13 "$LOGS/sparse-base.log" "$LOGS/sparse-series.log" | sed 's/^/#   /')
 	[ -z "$new" ] && return 0
 	echo "# sparse warnings the series adds:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$new"
+	echo "$new"
 	return 1
 }
 
@@ -119,15 +118,13 @@ run_checks()
 	patches=$(series_patches)
 	ktap_print_header
 	ktap_set_plan $(( $(wc -w <<<"$patches") * 2 + 1 ))
-	if ! { prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log"; }; then
+	prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log" ||
 		ktap_exit_fail_msg "cannot build the base tree, see $LOGS"
-	fi
 	for patch in $patches; do
 		ktap_test_result "checkpatch --strict: $patch" check_patch_style "$patch"
 	done
 	for patch in $patches; do
-		ktap_test_result "arch/x86/kvm builds with KVM_WERROR=y after $patch" \
-			apply_and_build "$patch"
+		ktap_test_result "arch/x86/kvm builds with KVM_WERROR=y after $patch" apply_and_build "$patch"
 	done
 	ktap_test_result "sparse on arch/x86/kvm: nothing new over the base" check_sparse
 	ktap_finished
