@@ -21,11 +21,6 @@ readonly SPOILED_PATCH=tracing/0004-
 # What make install puts under DESTDIR with PREFIX=/usr.
 readonly INSTALLED="usr/bin/kvm-tsc-merge usr/bin/kvm-tsc-record usr/lib/kvm-tsc-trace/poll.sh usr/share/man/man1/kvm-tsc-merge.1"
 
-cleanup()
-{
-	rm -rf "$WORK"
-}
-
 # Each file the series changes or creates, and those apply.sh checks for.
 series_files()
 {
@@ -149,23 +144,23 @@ test_plain_failing_patch()
 		expect_error "$SPOILED_FILE: Hunk #1 FAILED"
 }
 
-# tinyconfig for ARCH, as a user's base: x86 (32-bit there) lacks what KVM
-# depends on, x86_64 has it.
-make_base_config()
+# make kernel-config on the clone into WORK/config-ARCH, from tinyconfig for
+# ARCH as a user's base: x86 (32-bit there) lacks what KVM depends on,
+# x86_64 has it.
+run_config()
 {
 	local arch=$1
 
 	make -s -C "$CLONE" O="$WORK/tiny-$arch" ARCH="$arch" tinyconfig >"$WORK/tiny-$arch.log" 2>&1 ||
 		{ echo "# make tinyconfig failed:"; tail -5 "$WORK/tiny-$arch.log"; return 1; }
+	run_cmd KSRC="$CLONE" BASE_CONFIG="$WORK/tiny-$arch/.config" O="$WORK/config-$arch" "$CONFIG"
 }
 
 test_config()
 {
 	local out=$WORK/config-x86_64 line
 
-	make_base_config x86_64 || return 1
-	run_cmd KSRC="$CLONE" BASE_CONFIG="$WORK/tiny-x86_64/.config" O="$out" "$CONFIG"
-	expect_success || return 1
+	run_config x86_64 && expect_success || return 1
 	grep -q "CONFIG_KVM: unset -> m" <<<"$OUT" || { echo "# CONFIG_KVM's change not reported: $OUT"; return 1; }
 	while read -r line; do
 		grep -qxF "$line" "$out/.config" || { echo "# $line missing from $out/.config"; return 1; }
@@ -174,8 +169,7 @@ test_config()
 
 test_config_unmet()
 {
-	make_base_config x86 || return 1
-	run_cmd KSRC="$CLONE" BASE_CONFIG="$WORK/tiny-x86/.config" O="$WORK/config-x86" "$CONFIG"
+	run_config x86 || return 1
 	expect_error "CONFIG_KVM=m (from .*Kconfig.snippet) is not in the final config"
 }
 
