@@ -58,12 +58,9 @@ spoil()
 
 make_trees()
 {
-	local base
-
-	base=$(git -C "$SOURCE" rev-parse "$BASE_REF") || return 1
-	make_sparse_clone "$SOURCE" "$CLONE" "$base" /Makefile /scripts/ /include/ /arch/x86/ \
+	make_sparse_clone "$SOURCE" "$CLONE" "$BASE" /Makefile /scripts/ /include/ /arch/x86/ \
 		/Documentation/virt/ /tools/testing/selftests/kvm/ '/**/Kconfig*' /kernel/configs/ || return 1
-	export_files "$CLONE" "$base" "$PLAIN"
+	export_files "$CLONE" "$BASE" "$PLAIN"
 }
 
 test_git_apply()
@@ -117,7 +114,7 @@ test_git_failing_patch()
 {
 	local start
 
-	git -C "$CLONE" reset -q --hard "$(git -C "$SOURCE" rev-parse "$BASE_REF")"
+	git -C "$CLONE" reset -q --hard "$BASE"
 	spoil "$CLONE"
 	git -C "$CLONE" commit -q -a -m "test: spoil $SPOILED_FILE"
 	start=$(git -C "$CLONE" rev-parse HEAD)
@@ -138,7 +135,7 @@ test_git_dirty()
 test_plain_failing_patch()
 {
 	rm -rf "$PLAIN"
-	export_files "$CLONE" "$(git -C "$SOURCE" rev-parse "$BASE_REF")" "$PLAIN"
+	export_files "$CLONE" "$BASE" "$PLAIN"
 	spoil "$PLAIN"
 	expect_refused "$PLAIN" "patch $SPOILED_PATCH.*does not apply.*were reversed" tree_sum "$PLAIN" &&
 		expect_error "$SPOILED_FILE: Hunk #1 FAILED"
@@ -217,7 +214,9 @@ main()
 	# git am commits: an identity that the test machine may not have.
 	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
 	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-	make_trees || ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
+	BASE=$(git -C "$SOURCE" rev-parse "$BASE_REF") && make_trees ||
+		ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
+	readonly BASE
 
 	ktap_set_plan 11
 	ktap_test_result "make apply on a git tree: one commit a patch, in series order" test_git_apply
