@@ -5,12 +5,7 @@
 #
 # Unlike kernel-tree.sh, which owns the trees it applies to, this touches
 # nothing in the user's tree but what the series changes: no reset to a
-# base, no refs. A git tree must be clean; each patch becomes a commit, and
-# a patch that does not apply is named, git am aborted and HEAD put back
-# where it was. A plain tree gets every patch with patch -p1, each checked
-# with --dry-run first; when one does not apply, those already applied are
-# reversed, so the tree ends byte-identical. A tree that already carries the
-# series is refused before anything is tried.
+# base, no refs.
 
 set -eu -o pipefail
 
@@ -51,8 +46,8 @@ git_am_series()
 	note "$tree: applied $(series_patches | wc -l) patches with git am on $(git -C "$tree" log -1 --format='%h (%s)' "$start")"
 }
 
-# Reverse the patches named, last first: each applied cleanly, so each
-# reverses cleanly.
+# Reverse the patches named, last first, so the tree ends byte-identical:
+# each applied cleanly, so each reverses cleanly.
 reverse_patches()
 {
 	local tree=$1 i

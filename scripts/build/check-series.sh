@@ -1,12 +1,8 @@
 #!/bin/bash
 # check-series.sh: the review checks of patches/: checkpatch, a KVM build after every patch, sparse; prints KTAP.
 #
-# Each patch must pass the tree's checkpatch.pl --strict with no error and no
-# warning, arch/x86/kvm must build with KVM_WERROR=y after each patch
-# (bisectable), and sparse (C=2) on arch/x86/kvm must report nothing that it
-# does not already report on the base. The patches are applied with git am to
-# a worktree of the packaged tree, built in build/kernel-series. The
-# Makefile keeps the result while the patches and the config stay the same.
+# The patches are applied with git am to a worktree of the packaged tree and
+# built in build/kernel-series, after each patch: the series is bisectable.
 
 set -u
 
@@ -90,35 +86,28 @@ check_patch_style()
 	return 1
 }
 
-apply_patch()
+apply_and_build()
 {
 	local patch=$1 log
 
 	log=$(log_of am "$patch")
-	git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$log" 2>&1 && return 0
-	sed 's/^/# /' "$log" | head -5
-	return 1
+	if ! git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$log" 2>&1; then
+		sed 's/^/# /' "$log" | head -5
+		return 1
+	fi
+	build_kvm "$(log_of build "$patch")"
 }
 
-apply_and_build()
-{
-	apply_patch "$1" && build_kvm "$(log_of build "$1")"
-}
-
+# Sparse on the series says nothing it does not say on the base.
 check_sparse()
-{
-	run_sparse "$LOGS/sparse-series.log" && compare_sparse
-}
-
-compare_sparse()
 {
 	local new
 
-	new=$(comm -13 "$LOGS/sparse-base.log" "$LOGS/sparse-series.log")
+	run_sparse "$LOGS/sparse-series.log" || return 1
+	new=$(comm -13 "$LOGS/sparse-base.log" "$LOGS/sparse-series.log" | sed 's/^/#   /')
 	[ -z "$new" ] && return 0
 	echo "# sparse warnings the series adds:"
-	# shellcheck disable=SC2001 # at the start of every line, not of the string
-	sed 's/^/#   /' <<<"$new"
+	echo "$new"
 	return 1
 }
 
@@ -129,15 +118,13 @@ run_checks()
 	patches=$(series_patches)
 	ktap_print_header
 	ktap_set_plan $(( $(wc -w <<<"$patches") * 2 + 1 ))
-	if ! { prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log"; }; then
+	prepare_worktree && prepare_config && run_sparse "$LOGS/sparse-base.log" ||
 		ktap_exit_fail_msg "cannot build the base tree, see $LOGS"
-	fi
 	for patch in $patches; do
 		ktap_test_result "checkpatch --strict: $patch" check_patch_style "$patch"
 	done
 	for patch in $patches; do
-		ktap_test_result "arch/x86/kvm builds with KVM_WERROR=y after $patch" \
-			apply_and_build "$patch"
+		ktap_test_result "arch/x86/kvm builds with KVM_WERROR=y after $patch" apply_and_build "$patch"
 	done
 	ktap_test_result "sparse on arch/x86/kvm: nothing new over the base" check_sparse
 	ktap_finished
@@ -146,9 +133,8 @@ run_checks()
 main()
 {
 	use_ktap
-	if [ ! -d "$TREE_DIR/.git" ] || [ ! -f "$KBUILD_OUT/.config" ]; then
+	[ -d "$TREE_DIR/.git" ] && [ -f "$KBUILD_OUT/.config" ] ||
 		die "no packaged tree or test kernel config: run 'make kernel'"
-	fi
 	rm -rf "$LOGS"
 	mkdir -p "$LOGS"
 	run_checks

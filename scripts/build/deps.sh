@@ -1,7 +1,5 @@
 #!/bin/bash
 # deps.sh: install, with apt-get, the Debian packages of the groups named (build, tools, test; default all) that are not installed yet.
-#
-# usage: deps.sh [GROUP...]
 
 set -eu
 

@@ -37,17 +37,19 @@ make_series()
 	(cd "$dir" && ls 0001-*.patch) >"$dir/series"
 }
 
-test_missing_dir()
-{
-	run_script KSRC="$WORK/nowhere"
-	expect_error "no such directory"
-}
+# What kernel-tree.sh says of each KSRC under WORK that it must refuse:
+# none there, an empty directory, a kernel tree without git.
+declare -A REFUSAL=(
+	[nowhere]="no such directory"
+	[empty]="is not a Linux kernel tree: Makefile is missing"
+	[nogit]="is not a git repository"
+)
 
-test_not_kernel_tree()
+# kernel-tree.sh refuses KSRC=WORK/NAME, saying what REFUSAL has for NAME.
+test_refused()
 {
-	mkdir -p "$WORK/empty"
-	run_script KSRC="$WORK/empty"
-	expect_error "is not a Linux kernel tree: Makefile is missing"
+	run_script KSRC="$WORK/$1"
+	expect_error "${REFUSAL[$1]}"
 }
 
 test_broken_series()
@@ -60,14 +62,6 @@ test_broken_series()
 	run_script KSRC="$CLONE" PATCH_DIR="$WORK/broken"
 	expect_error "names 0001-not-there.patch, which is not there" || return 1
 	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$head" ] || { echo "# HEAD moved"; return 1; }
-}
-
-test_not_git()
-{
-	mkdir -p "$WORK/nogit"
-	cp -r "$CLONE"/{Makefile,arch,scripts} "$WORK/nogit/"
-	run_script KSRC="$WORK/nogit"
-	expect_error "is not a git repository"
 }
 
 test_dirty_tree()
@@ -131,14 +125,16 @@ main()
 	cleanup
 	mkdir -p "$WORK"
 	make_clone || ktap_exit_fail_msg "cannot clone $TREE_DIR"
+	mkdir -p "$WORK/empty" "$WORK/nogit"
+	cp -r "$CLONE"/{Makefile,arch,scripts} "$WORK/nogit/"
 	make_series good
 	make_series spoiled 1
 	make_series other 0 other
 
 	ktap_set_plan 8
-	ktap_test_result "KSRC that does not exist is refused" test_missing_dir
-	ktap_test_result "KSRC that is not a kernel tree is refused, naming what is missing" test_not_kernel_tree
-	ktap_test_result "KSRC that is not a git repository is refused" test_not_git
+	ktap_test_result "KSRC that does not exist is refused" test_refused nowhere
+	ktap_test_result "KSRC that is not a kernel tree is refused, naming what is missing" test_refused empty
+	ktap_test_result "KSRC that is not a git repository is refused" test_refused nogit
 	ktap_test_result "a series naming a missing patch is refused before the tree is touched" test_broken_series
 	ktap_test_result "a dirty KSRC is refused, naming the changed file, and left as it was" test_dirty_tree
 	ktap_test_result "a patch that does not apply is named with its hunk; the tree stays at the base" test_failing_patch

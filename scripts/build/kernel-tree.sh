@@ -1,12 +1,8 @@
 #!/bin/bash
 # kernel-tree.sh: obtain a Linux 6.12 git tree and apply patches/series to it with git am.
 #
-# Default: Debian's linux-source-6.12 unpacked once under build/linux and made a
-# git repo whose first commit names the exact version. KSRC=/path/to/linux uses
-# a user's own clean git tree instead. The series is applied from the base
-# commit each time (the Makefile runs this when the series changes). A patch
-# that does not apply leaves the tree at the base and says which patch and
-# hunk.
+# The tree is Debian's linux-source-6.12, unpacked once into build/linux, or
+# KSRC=/path/to/linux, a user's own clean git tree.
 
 set -eu -o pipefail
 
@@ -23,11 +19,6 @@ use_default_identity()
 	git config user.email >/dev/null 2>&1 && return 0
 	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
 	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-}
-
-source_pkg_version()
-{
-	dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2>/dev/null || true
 }
 
 install_source_pkg()
@@ -66,7 +57,7 @@ prepare_packaged_tree()
 	local version
 
 	install_source_pkg
-	version=$(source_pkg_version)
+	version=$(dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2>/dev/null || true)
 	if [ "$(cat "$TREE_DIR/.git/kvm-tsc-trace.version" 2>/dev/null)" != "$version" ]; then
 		unpack_source_pkg "$version"
 		return 0
@@ -81,7 +72,6 @@ check_user_tree()
 	local tree=$1 version
 
 	check_kernel_tree "$tree"
-	# Its own repository, not a directory inside another one.
 	is_git_tree "$tree" || die "KSRC=$tree is not a git repository: the series is applied with git am"
 	check_git_clean "$tree"
 	version=$(make -s -C "$tree" kernelversion)

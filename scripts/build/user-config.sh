@@ -4,11 +4,8 @@
 # usage: KSRC=/path/to/linux [BASE_CONFIG=FILE] [O=DIR] user-config.sh
 #        (make kernel-config KSRC=... [BASE_CONFIG=...] [O=...])
 #
-# The result is O/.config (default KSRC/.config). The base config is
-# BASE_CONFIG, else the .config already there, else the running kernel's
-# /boot/config-$(uname -r). merge_config.sh -m merges, make olddefconfig
-# settles the dependencies; each snippet option is then printed with its
-# value before and after, and one that did not make it fails the run.
+# The result is O/.config (default KSRC/.config); a snippet option that did
+# not make it fails the run.
 
 set -eu -o pipefail
 

@@ -21,11 +21,6 @@ readonly SPOILED_PATCH=tracing/0004-
 # What make install puts under DESTDIR with PREFIX=/usr.
 readonly INSTALLED="usr/bin/kvm-tsc-merge usr/bin/kvm-tsc-record usr/lib/kvm-tsc-trace/poll.sh usr/share/man/man1/kvm-tsc-merge.1"
 
-cleanup()
-{
-	rm -rf "$WORK"
-}
-
 # Each file the series changes or creates, and those apply.sh checks for.
 series_files()
 {
@@ -63,12 +58,9 @@ spoil()
 
 make_trees()
 {
-	local base
-
-	base=$(git -C "$SOURCE" rev-parse "$BASE_REF") || return 1
-	make_sparse_clone "$SOURCE" "$CLONE" "$base" /Makefile /scripts/ /include/ /arch/x86/ \
+	make_sparse_clone "$SOURCE" "$CLONE" "$BASE" /Makefile /scripts/ /include/ /arch/x86/ \
 		/Documentation/virt/ /tools/testing/selftests/kvm/ '/**/Kconfig*' /kernel/configs/ || return 1
-	export_files "$CLONE" "$base" "$PLAIN"
+	export_files "$CLONE" "$BASE" "$PLAIN"
 }
 
 test_git_apply()
@@ -122,7 +114,7 @@ test_git_failing_patch()
 {
 	local start
 
-	git -C "$CLONE" reset -q --hard "$(git -C "$SOURCE" rev-parse "$BASE_REF")"
+	git -C "$CLONE" reset -q --hard "$BASE"
 	spoil "$CLONE"
 	git -C "$CLONE" commit -q -a -m "test: spoil $SPOILED_FILE"
 	start=$(git -C "$CLONE" rev-parse HEAD)
@@ -143,29 +135,29 @@ test_git_dirty()
 test_plain_failing_patch()
 {
 	rm -rf "$PLAIN"
-	export_files "$CLONE" "$(git -C "$SOURCE" rev-parse "$BASE_REF")" "$PLAIN"
+	export_files "$CLONE" "$BASE" "$PLAIN"
 	spoil "$PLAIN"
 	expect_refused "$PLAIN" "patch $SPOILED_PATCH.*does not apply.*were reversed" tree_sum "$PLAIN" &&
 		expect_error "$SPOILED_FILE: Hunk #1 FAILED"
 }
 
-# tinyconfig for ARCH, as a user's base: x86 (32-bit there) lacks what KVM
-# depends on, x86_64 has it.
-make_base_config()
+# make kernel-config on the clone into WORK/config-ARCH, from tinyconfig for
+# ARCH as a user's base: x86 (32-bit there) lacks what KVM depends on,
+# x86_64 has it.
+run_config()
 {
 	local arch=$1
 
 	make -s -C "$CLONE" O="$WORK/tiny-$arch" ARCH="$arch" tinyconfig >"$WORK/tiny-$arch.log" 2>&1 ||
 		{ echo "# make tinyconfig failed:"; tail -5 "$WORK/tiny-$arch.log"; return 1; }
+	run_cmd KSRC="$CLONE" BASE_CONFIG="$WORK/tiny-$arch/.config" O="$WORK/config-$arch" "$CONFIG"
 }
 
 test_config()
 {
 	local out=$WORK/config-x86_64 line
 
-	make_base_config x86_64 || return 1
-	run_cmd KSRC="$CLONE" BASE_CONFIG="$WORK/tiny-x86_64/.config" O="$out" "$CONFIG"
-	expect_success || return 1
+	run_config x86_64 && expect_success || return 1
 	grep -q "CONFIG_KVM: unset -> m" <<<"$OUT" || { echo "# CONFIG_KVM's change not reported: $OUT"; return 1; }
 	while read -r line; do
 		grep -qxF "$line" "$out/.config" || { echo "# $line missing from $out/.config"; return 1; }
@@ -174,8 +166,7 @@ test_config()
 
 test_config_unmet()
 {
-	make_base_config x86 || return 1
-	run_cmd KSRC="$CLONE" BASE_CONFIG="$WORK/tiny-x86/.config" O="$WORK/config-x86" "$CONFIG"
+	run_config x86 || return 1
 	expect_error "CONFIG_KVM=m (from .*Kconfig.snippet) is not in the final config"
 }
 
@@ -223,7 +214,9 @@ main()
 	# git am commits: an identity that the test machine may not have.
 	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
 	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-	make_trees || ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
+	BASE=$(git -C "$SOURCE" rev-parse "$BASE_REF") && make_trees ||
+		ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
+	readonly BASE
 
 	ktap_set_plan 11
 	ktap_test_result "make apply on a git tree: one commit a patch, in series order" test_git_apply
