@@ -59,15 +59,12 @@ static void write_tsc(struct __test_metadata *_metadata, struct _test_data_tsc *
 TEST_F(tsc, dedicated_instance_records_events)
 {
 	struct tsc_event evs[TSC_MAX_EVENTS];
-	int i, nr;
+	int nr;
 
 	write_tsc(_metadata, self);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	for (i = 0; i < NR_VCPUS; i++)
-		TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 2,
-				    tsc_count_events(evs, nr, TSC_OFFSET, i),
-				    "kvm_write_tsc_offset events of vCPU %d (creation, IA32_TSC) in %s",
-				    i, self->instance);
+	tsc_expect_offset_events_per_vcpu(_metadata, self, evs, nr, NR_VCPUS, 2,
+					  "creation, IA32_TSC");
 }
 
 TEST_F(tsc, other_instance_records_none)

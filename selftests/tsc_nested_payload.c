@@ -3,7 +3,7 @@
  * tsc_nested_payload: run a tiny guest that makes a ucall right after each
  * rdtsc, and write every value it reads into this kernel's trace_marker.
  *
- * Not a test: it checks nothing but that the guest reports what it should.
+ * Not a test: it checks nothing but that each exit of the guest is its report.
  * It is L2 of the end-to-end scenario nested (scripts/e2e/record-pair.sh,
  * scripts/e2e/guest-init.sh): run inside a guest
  * that is itself a KVM host, each ucall is a port write (libkvm's port
@@ -13,8 +13,8 @@
  *
  *	ktt-n-marker cpu=C seq=K tsc=T
  *
- * with C the vCPU, K the guest's own count and T the guest's rdtsc,
- * decimal. Half way, each vCPU's IA32_TSC jumps forward (KVM_SET_MSRS), so
+ * with C the vCPU, K the marker's number on that vCPU and T the guest's
+ * rdtsc, decimal. Half way, each vCPU's IA32_TSC jumps forward (KVM_SET_MSRS), so
  * that this kernel's KVM writes a new TSC offset between two markers; the
  * jump is written into the trace too, as "ktt-n-jump cpu=C from=X to=Y".
  * With -k, the guest's TSC runs at that rate (KVM_SET_TSC_KHZ, TSC
@@ -37,9 +37,9 @@
 
 #include "kvm_util.h"
 #include "processor.h"
-#include "ucall_common.h"
 
 #include "kvm_dev.h"
+#include "tsc_guest.h"
 
 #define MAX_VCPUS	16
 #define DEFAULT_MARKERS	50
@@ -62,17 +62,6 @@ struct vcpu_result {
 	uint64_t jump_to;
 };
 
-static void guest_code(void)
-{
-	uint64_t seq, tsc;
-
-	/* Nothing between the rdtsc and the port exit but ucall's own setup. */
-	for (seq = 0; ; seq++) {
-		tsc = rdtsc();
-		GUEST_SYNC_ARGS(seq, tsc, 0, 0, 0);
-	}
-}
-
 /*
  * One write() a line, so that a line is one ftrace print event. With the
  * buffer's tracing_on at 0 the kernel refuses the write with EBADF.
@@ -91,27 +80,6 @@ static void write_trace_line(const char *fmt, ...)
 	err = write(marker_fd, line, len) == len ? 0 : errno;
 	TEST_ASSERT(!err, "writing '%.*s' to trace_marker: %s%s", len - 1, line, strerror(err),
 		    err == EBADF ? " (tracing_on is 0)" : "");
-}
-
-/* Run the vCPU to its next ucall: the guest's rdtsc for sequence @seq. */
-static uint64_t next_tsc(struct kvm_vcpu *vcpu, uint64_t seq)
-{
-	struct ucall uc;
-
-	vcpu_run(vcpu);
-	TEST_ASSERT_KVM_EXIT_REASON(vcpu, KVM_EXIT_IO);
-	switch (get_ucall(vcpu, &uc)) {
-	case UCALL_SYNC:
-		TEST_ASSERT(uc.args[1] == seq, "vCPU %u: guest reported seq %lu, expected %lu",
-			    vcpu->id, uc.args[1], seq);
-		return uc.args[2];
-	case UCALL_ABORT:
-		REPORT_GUEST_ASSERT(uc);
-		break;
-	default:
-		TEST_FAIL("vCPU %u: unexpected ucall %lu", vcpu->id, uc.cmd);
-	}
-	return 0;
 }
 
 /*
@@ -135,17 +103,18 @@ static void jump_tsc(struct vcpu_result *r)
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu_result *r = arg;
-	uint64_t seq, tsc;
+	struct tsc_sample sample;
+	uint64_t seq;
 
 	for (seq = 0; seq < nr_markers; seq++) {
 		if (tsc_jump && seq == nr_markers / 2)
 			jump_tsc(r);
-		tsc = next_tsc(r->vcpu, seq);
+		tsc_guest_read(r->vcpu, &sample);
 		write_trace_line("ktt-n-marker cpu=%u seq=%" PRIu64 " tsc=%" PRIu64 "\n",
-				 r->vcpu->id, seq, tsc);
+				 r->vcpu->id, seq, sample.guest);
 		if (!seq)
-			r->first_tsc = tsc;
-		r->last_tsc = tsc;
+			r->first_tsc = sample.guest;
+		r->last_tsc = sample.guest;
 	}
 	return NULL;
 }
@@ -246,7 +215,7 @@ int main(int argc, char *argv[])
 	if (tsc_khz)
 		vm_ioctl(vm, KVM_SET_TSC_KHZ, (void *)(unsigned long)tsc_khz);
 	for (i = 0; i < nr_vcpus; i++)
-		vcpus[i] = vm_vcpu_add(vm, i, guest_code);
+		vcpus[i] = vm_vcpu_add(vm, i, tsc_guest_code);
 	for (i = 0; i < nr_vcpus; i++) {
 		results[i].vcpu = vcpus[i];
 		err = pthread_create(&threads[i], NULL, vcpu_thread, &results[i]);

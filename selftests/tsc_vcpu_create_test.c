@@ -14,10 +14,7 @@ TEST_F(tsc, one_offset_event_per_vcpu)
 
 	tsc_create_vm(_metadata, self, NR_VCPUS);
 	nr = tsc_read_events(_metadata, self, evs, TSC_MAX_EVENTS);
-	for (i = 0; i < NR_VCPUS; i++)
-		TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 1,
-				    tsc_count_events(evs, nr, TSC_OFFSET, i),
-				    "kvm_write_tsc_offset events of vCPU %d", i);
+	tsc_expect_offset_events_per_vcpu(_metadata, self, evs, nr, NR_VCPUS, 1, "creation");
 	for (i = 0; i < nr; i++)
 		others += evs[i].kind == TSC_OFFSET && evs[i].vcpu_id >= NR_VCPUS;
 	TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, 0, others,

@@ -15,7 +15,8 @@ readonly BUILD_PACKAGES="build-essential gcc make flex bison bc libelf-dev libss
 	kmod git patch file"
 readonly TOOLS_PACKAGES="build-essential pkg-config git file trace-cmd libtracefs-dev
 	libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev clang jq
-	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev"
+	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev
+	libprotobuf-dev"
 readonly TEST_PACKAGES="qemu-system-x86 busybox-static linux-source-6.12 sparse ccache
 	seabios qemu-system-data rsync python3-ply
 	bochs bochsbios vgabios isolinux syslinux-common xorriso

@@ -306,6 +306,25 @@ static inline int tsc_read_events(struct __test_metadata *_metadata,
 }
 
 /*
+ * Each of vCPUs 0..@nr_vcpus - 1 has @expected kvm_write_tsc_offset events
+ * in @evs, one for each of the writes @writes names.
+ */
+static inline void tsc_expect_offset_events_per_vcpu(struct __test_metadata *_metadata,
+						     struct _test_data_tsc *self,
+						     const struct tsc_event *evs, int nr,
+						     int nr_vcpus, int expected,
+						     const char *writes)
+{
+	int i;
+
+	for (i = 0; i < nr_vcpus; i++)
+		TSC_EXPECT_EVENT_EQ(TSC_RULE_ONE_EVENT_PER_WRITE, expected,
+				    tsc_count_events(evs, nr, TSC_OFFSET, i),
+				    "kvm_write_tsc_offset events of vCPU %d (%s) in %s",
+				    i, writes, self->instance);
+}
+
+/*
  * tsc_create_vm() with one vCPU for a test of KVM_VCPU_TSC_OFFSET, which
  * skips where KVM lacks it: returns the number of the creation's events,
  * read into @evs (TSC_MAX_EVENTS of them; NULL drops them), or -1 after

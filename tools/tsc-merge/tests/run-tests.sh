@@ -867,7 +867,7 @@ test_perfetto_compact()
 
 # The self-described kvm_entry and kvm_exit: every bundle holding one
 # describes it, and each description, decoded as Google's DescriptorProto
-# (tests/descriptor-subset.proto), names the event and its fields with
+# (libprotobuf-dev's descriptor.proto), names the event and its fields with
 # the types the events are written in.
 test_perfetto_described()
 {
@@ -888,8 +888,8 @@ test_perfetto_described()
 		# protoc's escapes are printf's: the text, % doubled, as a format.
 		# shellcheck disable=SC2059
 		printf "$(printf '%s' "$escaped" | sed 's/%/%%/g')" |
-			protoc --decode=kvmtsc.test.DescriptorProto --proto_path="$TESTS_DIR" \
-				"$TESTS_DIR/descriptor-subset.proto" | tr -d ' \n'
+			protoc --decode=google.protobuf.DescriptorProto --proto_path=/usr/include \
+				google/protobuf/descriptor.proto | tr -d ' \n'
 		echo
 	done <"$WORK/vms.descriptors" >"$WORK/vms.described" &&
 	printf '%s\n' \
