@@ -16,7 +16,7 @@
 # the emulator's. e2e-check (tools/e2e-check) then prints the TAP.
 #
 # --hang tests the silence limit instead: the one SCENARIO's L1 is stopped
-# with SIGSTOP once it runs its /init, as a guest stalled under TCG stops,
+# with SIGSTOP once it is ready, as a guest stalled under TCG stops,
 # and record-pair.sh must fail within the scenario's silence and a poll,
 # naming it, with L1's console, and leave no QEMU behind.
 # Exit status: 0 all passed, 1 a failure, 4 skipped.
@@ -63,10 +63,11 @@ write_scenarios()
 }
 
 # The test VM's timeout, its own and every scenario's l1_timeout, and its
-# silence limit, the scenarios' longest, on the wall's clock, where
-# vmtest.sh keeps them: Bochs runs the test VM and its clock (clock:
-# sync=none) some ten times slower than TCG, so there the limit is five
-# times longer.
+# silence limit, on the wall's clock, where vmtest.sh keeps them: twice
+# the scenarios' longest, as L0 prints its guest's console only every
+# 30 s and a quiet guest only after the guest's own silence; five times
+# under Bochs, which runs the test VM and its clock (clock: sync=none)
+# some ten times slower than TCG.
 set_vm_limits()
 {
 	local scenario
@@ -77,7 +78,11 @@ set_vm_limits()
 		TIMEOUT=$((TIMEOUT + l1_timeout))
 		[ "$silence" -le "$SILENCE" ] || SILENCE=$silence
 	done
-	[ "$VMM" = bochs ] && SILENCE=$((SILENCE * 5))
+	if [ "$VMM" = bochs ]; then
+		SILENCE=$((SILENCE * 5))
+	else
+		SILENCE=$((SILENCE * 2))
+	fi
 }
 
 # The test VM, running COMMAND... with the guests' root and the scenarios
@@ -123,13 +128,13 @@ test_recordings()
 }
 
 # What L0 runs with --hang for SCENARIO (its path there) of MODE:
-# record-pair.sh, L1's QEMU stopped once /init runs, and how long
+# record-pair.sh, L1's QEMU stopped once L1 has said "ready", and how long
 # record-pair.sh took from then.
 hang_payload()
 {
 	cat <<-EOF
 		sh scripts/e2e/record-pair.sh $1 & pid=\$!
-		until grep -q "Run /init" /tmp/e2e/$2/console.log 2>/dev/null; do sleep 1; done
+		while kill -0 \$pid && [ ! -e /tmp/e2e/$2/share/ready ]; do sleep 1; done
 		kill -STOP \$(pidof qemu-system-x86_64)
 		start=\$(cut -d. -f1 /proc/uptime)
 		wait \$pid
