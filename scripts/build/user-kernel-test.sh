@@ -141,7 +141,8 @@ test_plain_failing_patch()
 		expect_error "$SPOILED_FILE: Hunk #1 FAILED"
 }
 
-# make kernel-config on the clone into WORK/config-ARCH, from tinyconfig for
+# user-config.sh, what make kernel-config runs, on the clone into
+# WORK/config-ARCH, from tinyconfig for
 # ARCH as a user's base: x86 (32-bit there) lacks what KVM depends on,
 # x86_64 has it.
 run_config()

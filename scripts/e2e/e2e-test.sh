@@ -117,6 +117,7 @@ test_recordings()
 {
 	local status
 
+	[ -x "$CHECK" ] || die "$CHECK not built: make -C tools/e2e-check"
 	record
 	status=$?
 	if [ "$status" = 4 ]; then
@@ -186,7 +187,6 @@ main()
 	[ $# -gt 0 ] || die "$USAGE"
 	[ -n "$ROOT" ] || die "$USAGE"
 	[ -f "$ROOT/e2e/guest.cpio.gz" ] || die "$ROOT: not filled by scripts/e2e/guest-root.sh"
-	[ -x "$CHECK" ] || die "$CHECK not built: make -C tools/e2e-check"
 	readonly VM_LOG=$VM_DIR.log
 	write_scenarios "$@"
 	set_vm_limits

@@ -1,4 +1,4 @@
-# poll.sh: wait_until, the bounded wait of the scripts on the host and in the test VMs (sourced, not run; POSIX sh).
+# poll.sh: wait_until, the bounded wait of the scripts on the host and in the test VMs, and pid_gone, its most common condition (sourced, not run; POSIX sh).
 
 # shellcheck shell=sh
 # 'local' is not POSIX, but busybox ash, dash and bash all have it.
@@ -20,4 +20,10 @@ wait_until()
 		sleep 0.1
 		tries=$((tries + 1))
 	done
+}
+
+# For wait_until: process PID has exited.
+pid_gone()
+{
+	! kill -0 "$1" 2>/dev/null
 }

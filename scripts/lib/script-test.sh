@@ -1,4 +1,4 @@
-# script-test.sh: helpers of the TAP tests of the build scripts: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
+# script-test.sh: the script tests' prologue (set -u, WORK, cleanup) and helpers: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
 
 # shellcheck shell=bash
 # OUT and STATUS are read by the tests that source this file.

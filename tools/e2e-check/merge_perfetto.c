@@ -128,7 +128,7 @@ void check_perfetto(const struct ctx *c)
 	struct unit ns = { .kind = UNIT_KHZ, .khz = c->l0->tsc_khz };
 	struct out_events guest = { 0 };
 	char what[WHAT], pftrace[PATH_MAX], decoded[PATH_MAX];
-	bool ok;
+	bool ok, read;
 
 	if (!start_merge_check(what, c, "timeline", "the Perfetto trace (-p) decodes with protoc, keeps the import rules of ftrace bundles and machines, and has the guest's events at the timeline's host ns, each marker at the checker's"))
 		return;
@@ -145,10 +145,11 @@ void check_perfetto(const struct ctx *c)
 		return;
 	}
 	ok = judge_rules(c, decoded);
-	ok &= read_guest(c, decoded, &guest);
+	read = read_guest(c, decoded, &guest);
 	/* protoc's text, many times the trace's size, is read: l1.pftrace is kept. */
 	unlink(decoded);
-	ok = ok && events_judge_output(c, &guest, &ns, &ns, &guest_view);
+	/* Judged even where a rule failed: where the events are tells why. */
+	ok = read && events_judge_output(c, &guest, &ns, &ns, &guest_view) && ok;
 	events_free(&guest);
 	report_result(ok, "%s", what);
 }

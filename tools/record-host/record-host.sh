@@ -143,11 +143,6 @@ recording_started_or_gone()
 	return 1
 }
 
-pid_gone()
-{
-	! kill -0 "$1" 2>/dev/null
-}
-
 # Events the instance's ring buffer lost so far, all CPUs together.
 lost_events()
 {

@@ -83,7 +83,7 @@ static const char *text_of(const struct text *t)
 	return t->len ? t->s : "";
 }
 
-/* A key's value, "" when it has none, as awk reads an unset one. */
+/* A key's value, "" when it has none. */
 static const char *get(const struct table *t, const char *key)
 {
 	const char *v = table_get(t, key);
@@ -115,7 +115,7 @@ static void unescape(char *s, char c)
 	*d = '\0';
 }
 
-/* @s without its quotes, \" and \\ read (in that order, as the awk did); into @t. */
+/* @s without its quotes, \" and then \\ read; into @t. */
 static const char *unquote(struct text *t, const char *s)
 {
 	size_t len;

@@ -62,9 +62,10 @@ static void close_message(struct stack *s, const struct text_handler *h)
 static void read_line(struct stack *s, const struct text_handler *h, char *line)
 {
 	char *p = line + strspn(line, " ");
-	size_t len = strcspn(p, "\n"), key_len = strcspn(p, ":");
+	size_t len = strcspn(p, "\n"), key_len;
 
 	p[len] = '\0';
+	key_len = strcspn(p, ":");
 	if (!strcmp(p, "}")) {
 		close_message(s, h);
 		return;
@@ -74,7 +75,7 @@ static void read_line(struct stack *s, const struct text_handler *h, char *line)
 		open_message(s, h, p);
 		return;
 	}
-	if (!is_name(p, key_len) || p[key_len + 1] != ' ')
+	if (p[key_len] != ':' || !is_name(p, key_len) || p[key_len + 1] != ' ')
 		return;
 	p[key_len] = '\0';
 	h->field(h->data, s, p, p + key_len + 2);
