@@ -2,7 +2,8 @@
 # result.sh: run one check of `make check` keeping its TAP, and count the results of all of them.
 #
 # usage: result.sh run RESULT COMMAND...   run COMMAND, show its output and
-#                                          keep it in RESULT
+#                                          keep it in RESULT, with how
+#                                          long it took
 #        result.sh tally RESULT...         print the closing line
 #                                          "N passed, N failed, N skipped"
 #
@@ -22,8 +23,10 @@ run()
 	name=$(basename "$result" .tap)
 	mkdir -p "$(dirname "$result")"
 	echo "== $name: $*"
+	SECONDS=0
 	"$@" 2>&1 | tee "$result.new"
 	status=${PIPESTATUS[0]}
+	echo "# $name took $SECONDS s, ended at $(date +%T)" | tee -a "$result.new"
 	if [ "$status" = 4 ] && ! grep -q '^\(not \)\?ok' "$result.new"; then
 		echo "ok - $name # SKIP $(sed -n 's/^1\.\.0 # SKIP //p' "$result.new")" | tee -a "$result.new"
 	elif [ "$status" != 0 ] && [ "$status" != 4 ] && ! grep -q '^not ok' "$result.new"; then
