@@ -129,14 +129,15 @@ test_recordings()
 }
 
 # What L0 runs with --hang for SCENARIO (its path there) of MODE:
-# record-pair.sh, L1's QEMU stopped once L1 has said "ready", and how long
-# record-pair.sh took from then.
+# record-pair.sh, L1's QEMU stopped once L1 has said "ready" (a failure
+# before that is not the hang tested), and how long record-pair.sh took
+# from then.
 hang_payload()
 {
 	cat <<-EOF
 		sh scripts/e2e/record-pair.sh $1 & pid=\$!
 		while kill -0 \$pid && [ ! -e /tmp/e2e/$2/share/ready ]; do sleep 1; done
-		kill -STOP \$(pidof qemu-system-x86_64)
+		[ -e /tmp/e2e/$2/share/ready ] && kill -STOP \$(pidof qemu-system-x86_64) && echo "hang: L1 stopped once ready"
 		start=\$(cut -d. -f1 /proc/uptime)
 		wait \$pid
 		echo "hang: record-pair.sh exited with status \$? after \$((\$(cut -d. -f1 /proc/uptime) - start)) s"
@@ -159,7 +160,7 @@ test_hang()
 	boot_vm "$(hang_payload "${SCENARIOS[0]#"$VM_DIR-scenarios"}" "$mode")"
 	sed 's/^/# /' "$VM_LOG"
 	took=$(sed -n 's/^hang: record-pair.sh exited with status 1 after \([0-9]*\) s$/\1/p' "$VM_LOG")
-	if [ -n "$took" ] && [ "$took" -le $((silence + 5)) ] &&
+	if grep -q '^hang: L1 stopped once ready$' "$VM_LOG" && [ -n "$took" ] && [ "$took" -le $((silence + 5)) ] &&
 		grep -q "the guest printed nothing for ${silence}s; the last lines of its console:" "$VM_LOG" &&
 		grep -A1 'the last lines of its console:' "$VM_LOG" | grep -q '^    ' &&
 		! grep -q 'a QEMU was left behind' "$VM_LOG"; then

@@ -191,14 +191,9 @@ load_kvm()
 	[ -c /dev/kvm ] || { fail "no /dev/kvm after modprobe $module"; return 1; }
 }
 
-shared()
-{
-	[ -e "$SHARE/$1" ]
-}
-
 wait_for_host()
 {
-	wait_until "$HOST_TIMEOUT" shared "$1" || { fail "no '$1' from the host within ${HOST_TIMEOUT}s"; return 1; }
+	wait_until "$HOST_TIMEOUT" test -e "$SHARE/$1" || { fail "no '$1' from the host within ${HOST_TIMEOUT}s"; return 1; }
 }
 
 start_recording()

@@ -53,15 +53,11 @@ readonly GUEST_CMDLINE="console=ttyS0 loglevel=5 panic=-1 tsc=reliable pci=noacp
 
 LEVEL=0
 mode=setup
+STEP=setup
 # The scenario's run: its work directory, what it shares with the guest,
 # where its files go, and the processes it started.
-W=$WORK_ROOT
-SHARE=
-DEST=
-STEP=setup
-QEMU_PID=
-RECORDING=
-RECORDER_PID=
+W=$WORK_ROOT SHARE='' DEST=''
+QEMU_PID='' RECORDING='' RECORDER_PID=''
 
 # This level's uptime in whole seconds.
 seconds()
