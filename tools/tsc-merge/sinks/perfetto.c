@@ -196,10 +196,10 @@ struct wire_field {
 /*
  * How an event of one format becomes an FtraceEvent, looked up by name
  * once: its fields' names and kinds as the plan was made for them, the
- * typed message's field in FtraceEvent (NULL: a generic event), each
- * field's place in it and the fields as written, in the order of their
- * numbers there (as protobuf-c would pack them), and where compact_switch's
- * or compact_waking's fields are (-1: absent).
+ * typed message's field in FtraceEvent (NULL: a generic event) and the
+ * fields as written there, in the order of their numbers (as protobuf-c
+ * would pack them), and where compact_switch's or compact_waking's fields
+ * are (-1: absent).
  */
 struct event_plan {
 	int event_id;
@@ -208,7 +208,6 @@ struct event_plan {
 	const char **names;
 	enum sink_field_kind *kinds;
 	const ProtobufCFieldDescriptor *fd;
-	const ProtobufCFieldDescriptor **in;
 	struct wire_field *wire;
 	int described;			/* index in described[], -1: none */
 	enum plan_kind kind;
@@ -930,23 +929,31 @@ static uint8_t *put_number(uint8_t *at, const struct wire_field *w, uint64_t v)
 	return put_varint_field(at, w->tag, v);
 }
 
+/* protobuf's wire type of a field of ours: 0 varint, 1 fixed 64 bits, 2 length-delimited. */
+static uint32_t wire_type(ProtobufCType t)
+{
+	return t == PROTOBUF_C_TYPE_STRING ? 2 : t == PROTOBUF_C_TYPE_FIXED64 ? 1 : 0;
+}
+
 /*
- * The places of @f's fields in FtraceEvent field @fd's message, in @in;
- * false when @fd is no event message or a field has no place of its kind.
+ * @f's fields as FtraceEvent field @fd's message has them, into @wire in
+ * the order of @f; false when @fd is no event message or a field has no
+ * place of its kind there.
  */
 static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_field *f,
-			  unsigned int nr, const ProtobufCFieldDescriptor **in)
+			  unsigned int nr, struct wire_field *wire)
 {
+	const ProtobufCFieldDescriptor *in;
 	unsigned int i;
 
 	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->id == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC ||
 	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
 		return false;
 	for (i = 0; i < nr; i++) {
-		in[i] = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
-		if (!in[i] || (in[i]->type == PROTOBUF_C_TYPE_STRING) != (f[i].kind == SINK_FIELD_STR))
+		in = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
+		if (!in || (in->type == PROTOBUF_C_TYPE_STRING) != (f[i].kind == SINK_FIELD_STR))
 			return false;
-		switch (in[i]->type) {
+		switch (in->type) {
 		case PROTOBUF_C_TYPE_STRING:
 		case PROTOBUF_C_TYPE_INT32:
 		case PROTOBUF_C_TYPE_UINT32:
@@ -957,6 +964,7 @@ static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_
 		default:
 			return false;
 		}
+		wire[i] = (struct wire_field){ i, in->id << 3 | wire_type(in->type), in->type };
 	}
 	return true;
 }
@@ -972,25 +980,17 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 	return -1;
 }
 
-/* protobuf's wire type of a field of ours: 0 varint, 1 fixed 64 bits, 2 length-delimited. */
-static uint32_t wire_type(ProtobufCType t)
+/* @plan's fields as written: by their numbers in its typed message. */
+static void sort_wire(struct event_plan *plan)
 {
-	return t == PROTOBUF_C_TYPE_STRING ? 2 : t == PROTOBUF_C_TYPE_FIXED64 ? 1 : 0;
-}
-
-/* @plan's fields as written, in the order of their numbers in its typed message. */
-static void plan_wire(struct event_plan *plan)
-{
-	const ProtobufCFieldDescriptor *fd;
+	struct wire_field w;
 	unsigned int i, j;
 
-	for (i = 0; i < plan->nr; i++) {
-		fd = plan->in[i];
-		for (j = i; j > 0 && plan->wire[j - 1].tag >> 3 > fd->id; j--)
+	for (i = 1; i < plan->nr; i++) {
+		w = plan->wire[i];
+		for (j = i; j > 0 && plan->wire[j - 1].tag >> 3 > w.tag >> 3; j--)
 			plan->wire[j] = plan->wire[j - 1];
-		plan->wire[j].from = i;
-		plan->wire[j].tag = fd->id << 3 | wire_type(fd->type);
-		plan->wire[j].type = fd->type;
+		plan->wire[j] = w;
 	}
 }
 
@@ -1008,7 +1008,6 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 	plan->nr = nr;
 	plan->names = xrealloc(plan->names, nr + 1, sizeof(*plan->names));
 	plan->kinds = xrealloc(plan->kinds, nr + 1, sizeof(*plan->kinds));
-	plan->in = xrealloc(plan->in, nr + 1, sizeof(*plan->in));
 	plan->wire = xrealloc(plan->wire, nr + 1, sizeof(*plan->wire));
 	for (i = 0; i < nr; i++) {
 		plan->names[i] = f[i].name;
@@ -1024,13 +1023,13 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		plan->at[i] = field_index(f, nr, plan_field_names[plan->kind][i]);
 	plan->described = -1;
 	plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, e->name);
-	if (!resolve_typed(plan->fd, f, nr, plan->in)) {
+	if (!resolve_typed(plan->fd, f, nr, plan->wire)) {
 		plan->fd = NULL;
 		for (i = 0; i < ARRAY_SIZE(described); i++) {
 			if (strcmp(e->name, described[i].event))
 				continue;
 			plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, described[i].field);
-			if (resolve_typed(plan->fd, f, nr, plan->in))
+			if (resolve_typed(plan->fd, f, nr, plan->wire))
 				plan->described = i;
 			else
 				plan->fd = NULL;
@@ -1038,7 +1037,7 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		}
 	}
 	if (plan->fd)
-		plan_wire(plan);
+		sort_wire(plan);
 }
 
 /* Whether @plan was made for @e's name and fields @f. */
@@ -1102,7 +1101,6 @@ static void free_plan(struct event_plan *plan)
 {
 	free(plan->names);
 	free(plan->kinds);
-	free(plan->in);
 	free(plan->wire);
 }
 
