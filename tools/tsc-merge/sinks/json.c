@@ -244,7 +244,7 @@ static void name_host_threads(struct json_sink *j)
 	}
 }
 
-static int json_finish(void *priv)
+static void json_finish(void *priv)
 {
 	struct json_sink *j = priv;
 
@@ -256,7 +256,6 @@ static int json_finish(void *priv)
 	free(j->seen);
 	free(j->slots);
 	free(j);
-	return 0;
 }
 
 const struct sink_ops json_sink_ops = {

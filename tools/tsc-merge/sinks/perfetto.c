@@ -1375,7 +1375,7 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 	ftrace_event(p, e, b, ts);
 }
 
-static int perfetto_finish(void *priv)
+static void perfetto_finish(void *priv)
 {
 	struct pf_sink *p = priv;
 	int i, machine;
@@ -1404,7 +1404,6 @@ static int perfetto_finish(void *priv)
 		free(p->descriptors[i].buf);
 	free(p->buf);
 	free(p);
-	return 0;
 }
 
 const struct sink_ops perfetto_sink_ops = {
