@@ -96,13 +96,6 @@ enum track_kind {
 	TRACK_TSC_MULT,
 };
 
-/* The tracks described and tasks named so far: an open-addressing set that grows. */
-struct track_set {
-	uint64_t *keys;			/* 0: free */
-	size_t slots;			/* a power of two */
-	size_t used;
-};
-
 /* A growing byte buffer. */
 struct bytes {
 	uint8_t *buf;
@@ -229,7 +222,7 @@ struct pf_sink {
 	struct sink_out o;
 	struct machine *machines;
 	struct vcpu_seq *vcpu_seqs;	/* per desc->vcpus */
-	struct track_set tracks;
+	struct key_set tracks;		/* the tracks described and tasks named so far */
 	struct bytes msg;		/* an event's message, before its FtraceEvent */
 	uint8_t *buf;
 	size_t alloc;
@@ -237,14 +230,6 @@ struct pf_sink {
 	struct event_plan scratch;	/* a plan for an event its format's does not fit */
 	struct bytes descriptors[ARRAY_SIZE(described)];	/* each a whole bundle field */
 };
-
-/* splitmix64's finalizer: a bijection, so distinct keys stay distinct. */
-static uint64_t mix64(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 /*
  * A machine's packet sequence: an odd multiple is a bijection of 32-bit
@@ -372,8 +357,6 @@ void *perfetto_sink_new(const struct sink_out *o)
 	p->o = *o;
 	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
 	p->vcpu_seqs = xcalloc(o->desc->nr_vcpus + 1, sizeof(*p->vcpu_seqs));
-	p->tracks.slots = 1024;
-	p->tracks.keys = xcalloc(p->tracks.slots, sizeof(*p->tracks.keys));
 	return p;
 }
 
@@ -539,29 +522,6 @@ static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t i
 	return ((uint64_t)kind + 1) << 56 | (uint64_t)machine << 40 | id;
 }
 
-/* Adds @key to @s; false when it was there. Kept at most half full. */
-static bool track_set_add(struct track_set *s, uint64_t key)
-{
-	size_t i, mask = s->slots - 1;
-
-	for (i = mix64(key) & mask; s->keys[i]; i = (i + 1) & mask)
-		if (s->keys[i] == key)
-			return false;
-	s->keys[i] = key;
-	if (++s->used * 2 > s->slots) {
-		struct track_set old = *s;
-
-		s->slots *= 2;
-		s->keys = xcalloc(s->slots, sizeof(*s->keys));
-		s->used = 0;
-		for (i = 0; i < old.slots; i++)
-			if (old.keys[i])
-				track_set_add(s, old.keys[i]);
-		free(old.keys);
-	}
-	return true;
-}
-
 /*
  * The uuid of a track in @td, a hash of its key so that it is unique
  * beside other producers' tracks; true when the track is new, to be
@@ -570,7 +530,7 @@ static bool track_set_add(struct track_set *s, uint64_t key)
 static bool new_track(struct pf_sink *p, uint64_t key, TrackDescriptor *td)
 {
 	PB_SET(*td, uuid, mix64(key));
-	return track_set_add(&p->tracks, key);
+	return key_set_add(&p->tracks, key);
 }
 
 static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
@@ -632,7 +592,7 @@ static void name_task(struct pf_sink *p, const struct sink_event *e, struct bund
 	if (!e->pid || e->pid == b->named_pid || !e->comm || !strcmp(e->comm, "<...>"))
 		return;
 	b->named_pid = e->pid;
-	if (track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
+	if (key_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
 		write_task_name(p, e);
 }
 
@@ -1397,7 +1357,7 @@ static void perfetto_finish(void *priv)
 	}
 	free(p->machines);
 	free(p->vcpu_seqs);
-	free(p->tracks.keys);
+	key_set_free(&p->tracks);
 	free(p->msg.buf);
 	free_plan(&p->scratch);
 	for (i = 0; i < (int)ARRAY_SIZE(described); i++)
