@@ -184,18 +184,10 @@ static bool has_write_msr(const struct ctx *c, const char *what, const char *use
 /* The one IA32_TSC write recorded on CPU @cpu; NULL, with a diagnostic, unless one. */
 static const struct msr_write *write_on(const struct recording *r, unsigned int cpu)
 {
-	const struct msr_write *w = NULL;
-	unsigned int n = 0;
-	size_t i;
+	unsigned int n = r->nr_msr_writes[cpu];
 
-	for (i = 0; i < r->nr_msr_writes; i++) {
-		if (r->msr_writes[i].rec_cpu != (int)cpu)
-			continue;
-		w = &r->msr_writes[i];
-		n++;
-	}
-	if (n == 1 && !w->failed)
-		return w;
+	if (n == 1 && !r->msr_write[cpu].failed)
+		return &r->msr_write[cpu];
 	report_msg("cpu %u: %u IA32_TSC writes%s", cpu, n, n == 1 ? ", which failed (#GP)" : "");
 	return NULL;
 }

@@ -275,22 +275,6 @@ void check_l2_nested_offsets(const struct ctx *c)
 	report_result(n >= expected, "%s", what);
 }
 
-/* L2 vCPU @cpu's one 'ktt-n-jump' line; NULL unless one. */
-static const struct payload_jump *jump_of(const struct recording *r, unsigned int cpu)
-{
-	const struct payload_jump *j = NULL;
-	unsigned int n = 0;
-	size_t i;
-
-	for (i = 0; i < r->nr_payload_jumps; i++) {
-		if (r->payload_jumps[i].cpu != cpu)
-			continue;
-		j = &r->payload_jumps[i];
-		n++;
-	}
-	return n == 1 ? j : NULL;
-}
-
 /* The jump's value against the markers: from at or past the tsc before it, below the one after. */
 static bool judge_jump_value(const struct ctx *c, const struct payload_jump *j)
 {
@@ -341,9 +325,9 @@ static bool judge_jump_offset(const struct ctx *c, const struct payload_jump *j,
 /* L2 vCPU @v's one 'ktt-n-jump' line: its value, and the kvm_write_tsc_offset that made it. */
 static bool judge_jump(const struct ctx *c, unsigned int v, const struct tsc_step *fallback)
 {
-	const struct payload_jump *j = jump_of(c->l1, v);
+	const struct payload_jump *j = &c->l1->payload_jump[v];
 
-	if (j)
+	if (c->l1->nr_payload_jumps[v] == 1)
 		return judge_jump_value(c, j) && judge_jump_offset(c, j, fallback);
 	report_msg("vcpu %u: not one 'ktt-n-jump' line", v);
 	return false;

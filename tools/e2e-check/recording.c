@@ -161,10 +161,10 @@ static int read_new_task(struct recording *r, const struct tep_record *rec, cons
 
 static int read_msr(struct recording *r, const struct tep_record *rec, const uint64_t *v)
 {
-	if (v[0] != MSR_IA32_TSC)
+	if (v[0] != MSR_IA32_TSC || rec->cpu >= MAX_VCPUS)
 		return 0;
-	r->msr_writes = grow(r->msr_writes, r->nr_msr_writes, sizeof(*r->msr_writes));
-	r->msr_writes[r->nr_msr_writes++] = (struct msr_write){ rec->ts, rec->cpu, v[1], v[2] };
+	r->msr_write[rec->cpu] = (struct msr_write){ rec->ts, v[1], v[2] };
+	r->nr_msr_writes[rec->cpu]++;
 	return 0;
 }
 
@@ -204,8 +204,10 @@ static void add_payload_marker(struct recording *r, const struct tep_record *rec
 static void add_payload_jump(struct recording *r, const struct tep_record *rec, unsigned int cpu,
 			     unsigned long long from, unsigned long long to)
 {
-	r->payload_jumps = grow(r->payload_jumps, r->nr_payload_jumps, sizeof(*r->payload_jumps));
-	r->payload_jumps[r->nr_payload_jumps++] = (struct payload_jump){ rec->ts, cpu, from, to };
+	if (cpu >= MAX_VCPUS)
+		return;
+	r->payload_jump[cpu] = (struct payload_jump){ rec->ts, cpu, from, to };
+	r->nr_payload_jumps[cpu]++;
 }
 
 /*
@@ -471,9 +473,7 @@ void recording_free(struct recording *r)
 		free(r->vcpu[i].tsc);
 	}
 	free(r->markers);
-	free(r->msr_writes);
 	free(r->payload_markers);
-	free(r->payload_jumps);
 	free(r->port_exits);
 	free(r->new_tasks);
 }

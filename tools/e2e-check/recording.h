@@ -43,7 +43,6 @@ struct marker {
 /* msr:write_msr of IA32_TSC (0x10). */
 struct msr_write {
 	uint64_t ts;
-	int rec_cpu;
 	uint64_t value;
 	bool failed;
 };
@@ -146,12 +145,16 @@ struct recording {
 	bool has_write_msr;
 	struct marker *markers;
 	size_t nr_markers;
-	struct msr_write *msr_writes;
-	size_t nr_msr_writes;
+	/*
+	 * By the CPU that recorded them, the IA32_TSC writes, and by L2 vCPU
+	 * the payload's jumps: the last, and how many, as the checks want one.
+	 */
+	struct msr_write msr_write[MAX_VCPUS];
+	unsigned int nr_msr_writes[MAX_VCPUS];
 	struct payload_marker *payload_markers;
 	size_t nr_payload_markers;
-	struct payload_jump *payload_jumps;
-	size_t nr_payload_jumps;
+	struct payload_jump payload_jump[MAX_VCPUS];
+	unsigned int nr_payload_jumps[MAX_VCPUS];
 	struct port_exit *port_exits;
 	size_t nr_port_exits;
 	/* task_newtask: who made each thread. */

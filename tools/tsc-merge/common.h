@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * common.h: helpers any part of kvm-tsc-merge may use and none owns:
- * allocation that never fails, the largest counts a sound trace holds,
- * so that a damaged one never sizes a table, and host TSC ticks as time.
+ * allocation that never fails, hashes and a set of keys, the largest
+ * counts a sound trace holds, so that a damaged one never sizes a table,
+ * and host TSC ticks as time.
  */
 #ifndef TSC_MERGE_COMMON_H
 #define TSC_MERGE_COMMON_H
@@ -47,5 +48,21 @@ void vreport(const char *who, const char *what, const char *fmt, va_list ap)
 
 /* hash.c */
 size_t hash_slot(uint64_t seed, const void *data, size_t len, size_t slots);
+uint64_t mix64(uint64_t x);
+
+/*
+ * A set of 64-bit keys that grows: open addressing, 0 marks a free slot,
+ * and @zero says whether 0 is in the set. All zeros: empty.
+ */
+struct key_set {
+	uint64_t *keys;
+	size_t slots;			/* a power of two, or 0 */
+	size_t used;
+	bool zero;
+};
+
+/* Adds @key to @s; false when it was there. */
+bool key_set_add(struct key_set *s, uint64_t key);
+void key_set_free(struct key_set *s);
 
 #endif

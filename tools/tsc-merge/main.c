@@ -355,18 +355,15 @@ struct outputs {
 	struct sync_out *sync;
 	struct sink_desc *desc;		/* the run as every sink sees it */
 	struct sink sinks[4];
-	int sink_files[4];		/* the OUT_* each writes; -1: none */
 	int nr_sinks;
 };
 
 /* The options that name the outputs, for the error that lists those kept. */
 static const char *const outfile_options[NR_OUTFILES] = { "-o", "-j", "-p", "-s" };
 
-static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv, int file)
+static void add_sink(struct outputs *out, const struct sink_ops *ops, void *priv)
 {
-	out->sinks[out->nr_sinks].ops = ops;
-	out->sink_files[out->nr_sinks] = file;
-	out->sinks[out->nr_sinks++].priv = priv;
+	out->sinks[out->nr_sinks++] = (struct sink){ ops, priv };
 }
 
 /* Every output is opened before the merge, so a bad path costs no merge. */
@@ -380,28 +377,28 @@ static int open_outputs(struct options *o, struct trace_file *host, struct vm_ta
 		out->sync = sync_prepare(o->sync_out, o->force, o->sync_max_error, out->desc);
 		if (!out->sync)
 			return -1;
-		add_sink(out, &sync_sink_ops, out->sync, -1);
+		add_sink(out, &sync_sink_ops, out->sync);
 	}
 	if (o->timeline) {
 		if (outfile_open(&files[OUT_TIMELINE], timeline_path(o)))
 			return -1;
 		add_sink(out, &text_sink_ops,
 			 text_sink_new(&(struct sink_out){ files[OUT_TIMELINE].f, out->desc, o->tsc_khz },
-				       o->fields), OUT_TIMELINE);
+				       o->fields));
 	}
 	if (o->json) {
 		if (outfile_open(&files[OUT_JSON], o->json))
 			return -1;
 		add_sink(out, &json_sink_ops,
-			 json_sink_new(&(struct sink_out){ files[OUT_JSON].f, out->desc, o->file_khz }),
-			 OUT_JSON);
+			 json_sink_new(&(struct sink_out){ files[OUT_JSON].f, out->desc,
+							    o->file_khz }));
 	}
 	if (o->perfetto) {
 		if (outfile_open(&files[OUT_PERFETTO], o->perfetto))
 			return -1;
 		add_sink(out, &perfetto_sink_ops,
 			 perfetto_sink_new(&(struct sink_out){ files[OUT_PERFETTO].f, out->desc,
-								o->file_khz }), OUT_PERFETTO);
+								o->file_khz }));
 	}
 	if (o->summary && outfile_open(&files[OUT_SUMMARY], o->summary))
 		return -1;
@@ -433,13 +430,9 @@ static int finish_outputs(struct options *o, struct outputs *out, struct trace_f
 {
 	int i, ret = failed ? -1 : 0;
 
-	for (i = 0; i < out->nr_sinks; i++) {
-		if (!out->sinks[i].ops->finish || !out->sinks[i].ops->finish(out->sinks[i].priv))
-			continue;
-		ret = -1;
-		if (out->sink_files[i] >= 0)
-			outfile_abort(&out->files[out->sink_files[i]]);
-	}
+	for (i = 0; i < out->nr_sinks; i++)
+		if (out->sinks[i].ops->finish)
+			out->sinks[i].ops->finish(out->sinks[i].priv);
 	if (failed) {
 		outfiles_abort(out->files, NR_OUTFILES);
 	} else {

@@ -207,11 +207,7 @@ enum host_kind host_event_decode_known(const struct host_events *he, struct trac
 				       struct tep_record *r, int type, const struct tep_event *event,
 				       bool fits, struct host_ev *ev)
 {
-	struct known known = {
-		.type = type,
-		.event = event,
-		.fits = fits,
-	};
+	struct known known = { .type = type, .event = event, .fits = fits };
 
 	return decode(he, h, r, &known, ev);
 }

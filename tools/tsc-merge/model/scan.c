@@ -227,7 +227,7 @@ static void apply_nested(struct scan *sc, struct vcpu *v, const struct host_ev *
 }
 
 /* A run that has not exited when the trace ends is open to the end. */
-static void apply_entry(struct vcpu *v, const struct host_ev *ev)
+static void apply_entry(struct scan *sc, struct vcpu *v, const struct host_ev *ev)
 {
 	struct tsc_step *s;
 
@@ -244,7 +244,7 @@ static void apply_entry(struct vcpu *v, const struct host_ev *ev)
 	s->run_last = UINT64_MAX;
 }
 
-static void apply_exit(struct vcpu *v, const struct host_ev *ev)
+static void apply_exit(struct scan *sc, struct vcpu *v, const struct host_ev *ev)
 {
 	struct tsc_step *s = last_step(&v->steps[v->scan_run_level]);
 
@@ -325,6 +325,16 @@ static struct vm *vm_for_multiplier(struct scan *sc, struct vm *vm,
 	return vm_table_new_generation(sc->vms, vm, ev->ts);
 }
 
+/* What each KVM event, HOST_OFFSET to HOST_EXIT, does to its vCPU. */
+static void (*const apply[NR_KVM_KINDS])(struct scan *sc, struct vcpu *v,
+					 const struct host_ev *ev) = {
+	[HOST_OFFSET] = apply_offset,
+	[HOST_MULT] = apply_mult,
+	[HOST_NESTED] = apply_nested,
+	[HOST_ENTRY] = apply_entry,
+	[HOST_EXIT] = apply_exit,
+};
+
 static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 		       int cpu, void *data)
 {
@@ -363,25 +373,7 @@ static int scan_record(struct tracecmd_input *handle, struct tep_record *r,
 	if (ev.kind == HOST_MULT)
 		vm = vm_for_multiplier(sc, vm, &ev);
 	v = vm_get_vcpu(vm, ev.vcpu_id);
-	switch (ev.kind) {
-	case HOST_OFFSET:
-		apply_offset(sc, v, &ev);
-		break;
-	case HOST_MULT:
-		apply_mult(sc, v, &ev);
-		break;
-	case HOST_NESTED:
-		apply_nested(sc, v, &ev);
-		break;
-	case HOST_ENTRY:
-		apply_entry(v, &ev);
-		break;
-	case HOST_EXIT:
-		apply_exit(v, &ev);
-		break;
-	default:
-		break;
-	}
+	apply[ev.kind](sc, v, &ev);
 	return 0;
 }
 

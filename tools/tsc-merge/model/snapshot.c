@@ -47,26 +47,23 @@ static bool number(const char *line, const char *name, bool is_signed, uint64_t 
 	return !errno && (*end == ' ' || !*end) && (is_signed || *v <= max);
 }
 
+/* @v is written only when the whole line parses. */
 static enum snapshot_kind parse_vcpu(const char *line, struct snapshot_vcpu *v)
 {
-	uint64_t pid, id, tid, frac;
+	bool has_mult = field(line, "tsc_scaling_ratio");
+	uint64_t pid, id, tid, offset, mult = 0, frac = 0;
 
-	memset(v, 0, sizeof(*v));
 	if (!number(line, "pid", false, INT32_MAX, &pid) || !pid ||
 	    !number(line, "vcpu", false, KVM_MAX_VCPU_ID, &id) ||
 	    !number(line, "tid", false, INT32_MAX, &tid) ||
-	    !number(line, "tsc_offset", true, 0, &v->offset))
+	    !number(line, "tsc_offset", true, 0, &offset))
 		return SNAPSHOT_BAD;
-	v->pid = pid;
-	v->vcpu_id = id;
-	v->tid = tid;
-	if (!field(line, "tsc_scaling_ratio"))
-		return SNAPSHOT_VCPU;
-	if (!number(line, "tsc_scaling_ratio", false, UINT64_MAX, &v->mult) || !v->mult ||
-	    !number(line, "tsc_scaling_ratio_frac_bits", false, TSC_MAX_FRAC_BITS, &frac))
+	if (has_mult &&
+	    (!number(line, "tsc_scaling_ratio", false, UINT64_MAX, &mult) || !mult ||
+	     !number(line, "tsc_scaling_ratio_frac_bits", false, TSC_MAX_FRAC_BITS, &frac)))
 		return SNAPSHOT_BAD;
-	v->frac = frac;
-	v->has_mult = true;
+	*v = (struct snapshot_vcpu){ .pid = pid, .vcpu_id = id, .tid = tid, .offset = offset,
+				     .mult = mult, .frac = frac, .has_mult = has_mult };
 	return SNAPSHOT_VCPU;
 }
 

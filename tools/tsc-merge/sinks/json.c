@@ -33,9 +33,8 @@ struct json_sink {
 	struct thread *seen;
 	unsigned int nr_seen;
 	size_t alloc_seen;
-	unsigned int *slots;		/* 1 + index in @seen by hash; 0: free */
-	unsigned int nr_slots;		/* a power of two, over twice @nr_seen */
-	unsigned int last;		/* 1 + index of the last thread met */
+	struct key_set threads;		/* @seen's, by tid and pid */
+	uint64_t last;			/* the key of the last thread met */
 };
 
 void *json_sink_new(const struct sink_out *o)
@@ -73,60 +72,22 @@ static void put_ts(struct json_sink *j, uint64_t tsc)
 		(unsigned long long)(ns % 1000));
 }
 
-static unsigned int thread_slot(const struct json_sink *j, int tid, int pid)
-{
-	uint64_t key = (uint64_t)(uint32_t)tid << 32 | (uint32_t)pid;
-
-	return hash_slot(0, &key, sizeof(key), j->nr_slots);
-}
-
-/* @th's place in the hash of @slots; the table has a free slot. */
-static void add_slot(struct json_sink *j, unsigned int index)
-{
-	const struct thread *th = &j->seen[index];
-	unsigned int s = thread_slot(j, th->tid, th->pid);
-
-	while (j->slots[s])
-		s = (s + 1) & (j->nr_slots - 1);
-	j->slots[s] = index + 1;
-}
-
-/* Kept under half full, so that a search ends at a free slot soon. */
-static void grow_slots(struct json_sink *j)
-{
-	unsigned int i;
-
-	free(j->slots);
-	j->nr_slots = j->nr_slots ? 2 * j->nr_slots : 256;
-	j->slots = xcalloc(j->nr_slots, sizeof(*j->slots));
-	for (i = 0; i < j->nr_seen; i++)
-		add_slot(j, i);
-}
-
 /*
- * Each host thread once, by thread and process (a tid reused by another
- * process is another thread): a busy host has thousands.
+ * Each host thread once, in the order met, by thread and process (a tid
+ * reused by another process is another thread): a busy host has thousands.
  */
 static void remember_thread(struct json_sink *j, const struct sink_event *e)
 {
-	const struct thread *last = j->last ? &j->seen[j->last - 1] : NULL;
-	unsigned int s, i;
+	uint64_t key = (uint64_t)(uint32_t)e->pid << 32 | (uint32_t)e->tgid;
 
 	/* Mostly the same thread as the event before. */
-	if (last && last->tid == e->pid && last->pid == e->tgid)
+	if (j->nr_seen && key == j->last)
 		return;
-	if (2 * (j->nr_seen + 1) > j->nr_slots)
-		grow_slots(j);
-	for (s = thread_slot(j, e->pid, e->tgid); (i = j->slots[s]); s = (s + 1) & (j->nr_slots - 1)) {
-		if (j->seen[i - 1].tid == e->pid && j->seen[i - 1].pid == e->tgid) {
-			j->last = i;
-			return;
-		}
-	}
+	j->last = key;
+	if (!key_set_add(&j->threads, key))
+		return;
 	j->seen = xgrow(j->seen, j->nr_seen, &j->alloc_seen, sizeof(*j->seen));
-	j->seen[j->nr_seen] = (struct thread){ e->pid, e->tgid, e->comm, e->process_comm };
-	j->slots[s] = ++j->nr_seen;
-	j->last = j->nr_seen;
+	j->seen[j->nr_seen++] = (struct thread){ e->pid, e->tgid, e->comm, e->process_comm };
 }
 
 static void begin_event(struct json_sink *j, const char *ph, const char *name,
@@ -244,7 +205,7 @@ static void name_host_threads(struct json_sink *j)
 	}
 }
 
-static int json_finish(void *priv)
+static void json_finish(void *priv)
 {
 	struct json_sink *j = priv;
 
@@ -254,9 +215,8 @@ static int json_finish(void *priv)
 	}
 	fputs("\n]}\n", j->o.f);
 	free(j->seen);
-	free(j->slots);
+	key_set_free(&j->threads);
 	free(j);
-	return 0;
 }
 
 const struct sink_ops json_sink_ops = {

@@ -96,13 +96,6 @@ enum track_kind {
 	TRACK_TSC_MULT,
 };
 
-/* The tracks described and tasks named so far: an open-addressing set that grows. */
-struct track_set {
-	uint64_t *keys;			/* 0: free */
-	size_t slots;			/* a power of two */
-	size_t used;
-};
-
 /* A growing byte buffer. */
 struct bytes {
 	uint8_t *buf;
@@ -196,10 +189,10 @@ struct wire_field {
 /*
  * How an event of one format becomes an FtraceEvent, looked up by name
  * once: its fields' names and kinds as the plan was made for them, the
- * typed message's field in FtraceEvent (NULL: a generic event), each
- * field's place in it and the fields as written, in the order of their
- * numbers there (as protobuf-c would pack them), and where compact_switch's
- * or compact_waking's fields are (-1: absent).
+ * typed message's field in FtraceEvent (NULL: a generic event) and the
+ * fields as written there, in the order of their numbers (as protobuf-c
+ * would pack them), and where compact_switch's or compact_waking's fields
+ * are (-1: absent).
  */
 struct event_plan {
 	int event_id;
@@ -208,7 +201,6 @@ struct event_plan {
 	const char **names;
 	enum sink_field_kind *kinds;
 	const ProtobufCFieldDescriptor *fd;
-	const ProtobufCFieldDescriptor **in;
 	struct wire_field *wire;
 	int described;			/* index in described[], -1: none */
 	enum plan_kind kind;
@@ -230,7 +222,7 @@ struct pf_sink {
 	struct sink_out o;
 	struct machine *machines;
 	struct vcpu_seq *vcpu_seqs;	/* per desc->vcpus */
-	struct track_set tracks;
+	struct key_set tracks;		/* the tracks described and tasks named so far */
 	struct bytes msg;		/* an event's message, before its FtraceEvent */
 	uint8_t *buf;
 	size_t alloc;
@@ -238,14 +230,6 @@ struct pf_sink {
 	struct event_plan scratch;	/* a plan for an event its format's does not fit */
 	struct bytes descriptors[ARRAY_SIZE(described)];	/* each a whole bundle field */
 };
-
-/* splitmix64's finalizer: a bijection, so distinct keys stay distinct. */
-static uint64_t mix64(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 /*
  * A machine's packet sequence: an odd multiple is a bijection of 32-bit
@@ -373,8 +357,6 @@ void *perfetto_sink_new(const struct sink_out *o)
 	p->o = *o;
 	p->machines = xcalloc(o->desc->nr_guests + 1, sizeof(*p->machines));
 	p->vcpu_seqs = xcalloc(o->desc->nr_vcpus + 1, sizeof(*p->vcpu_seqs));
-	p->tracks.slots = 1024;
-	p->tracks.keys = xcalloc(p->tracks.slots, sizeof(*p->tracks.keys));
 	return p;
 }
 
@@ -540,29 +522,6 @@ static uint64_t track_key(enum track_kind kind, unsigned int machine, uint64_t i
 	return ((uint64_t)kind + 1) << 56 | (uint64_t)machine << 40 | id;
 }
 
-/* Adds @key to @s; false when it was there. Kept at most half full. */
-static bool track_set_add(struct track_set *s, uint64_t key)
-{
-	size_t i, mask = s->slots - 1;
-
-	for (i = mix64(key) & mask; s->keys[i]; i = (i + 1) & mask)
-		if (s->keys[i] == key)
-			return false;
-	s->keys[i] = key;
-	if (++s->used * 2 > s->slots) {
-		struct track_set old = *s;
-
-		s->slots *= 2;
-		s->keys = xcalloc(s->slots, sizeof(*s->keys));
-		s->used = 0;
-		for (i = 0; i < old.slots; i++)
-			if (old.keys[i])
-				track_set_add(s, old.keys[i]);
-		free(old.keys);
-	}
-	return true;
-}
-
 /*
  * The uuid of a track in @td, a hash of its key so that it is unique
  * beside other producers' tracks; true when the track is new, to be
@@ -571,7 +530,7 @@ static bool track_set_add(struct track_set *s, uint64_t key)
 static bool new_track(struct pf_sink *p, uint64_t key, TrackDescriptor *td)
 {
 	PB_SET(*td, uuid, mix64(key));
-	return track_set_add(&p->tracks, key);
+	return key_set_add(&p->tracks, key);
 }
 
 static uint64_t host_process_track(struct pf_sink *p, int pid, const char *comm)
@@ -633,7 +592,7 @@ static void name_task(struct pf_sink *p, const struct sink_event *e, struct bund
 	if (!e->pid || e->pid == b->named_pid || !e->comm || !strcmp(e->comm, "<...>"))
 		return;
 	b->named_pid = e->pid;
-	if (track_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
+	if (key_set_add(&p->tracks, track_key(TRACK_TASK, e->machine, (uint32_t)e->pid)))
 		write_task_name(p, e);
 }
 
@@ -930,23 +889,31 @@ static uint8_t *put_number(uint8_t *at, const struct wire_field *w, uint64_t v)
 	return put_varint_field(at, w->tag, v);
 }
 
+/* protobuf's wire type of a field of ours: 0 varint, 1 fixed 64 bits, 2 length-delimited. */
+static uint32_t wire_type(ProtobufCType t)
+{
+	return t == PROTOBUF_C_TYPE_STRING ? 2 : t == PROTOBUF_C_TYPE_FIXED64 ? 1 : 0;
+}
+
 /*
- * The places of @f's fields in FtraceEvent field @fd's message, in @in;
- * false when @fd is no event message or a field has no place of its kind.
+ * @f's fields as FtraceEvent field @fd's message has them, into @wire in
+ * the order of @f; false when @fd is no event message or a field has no
+ * place of its kind there.
  */
 static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_field *f,
-			  unsigned int nr, const ProtobufCFieldDescriptor **in)
+			  unsigned int nr, struct wire_field *wire)
 {
+	const ProtobufCFieldDescriptor *in;
 	unsigned int i;
 
 	if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->id == PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC ||
 	    !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
 		return false;
 	for (i = 0; i < nr; i++) {
-		in[i] = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
-		if (!in[i] || (in[i]->type == PROTOBUF_C_TYPE_STRING) != (f[i].kind == SINK_FIELD_STR))
+		in = protobuf_c_message_descriptor_get_field_by_name(fd->descriptor, f[i].name);
+		if (!in || (in->type == PROTOBUF_C_TYPE_STRING) != (f[i].kind == SINK_FIELD_STR))
 			return false;
-		switch (in[i]->type) {
+		switch (in->type) {
 		case PROTOBUF_C_TYPE_STRING:
 		case PROTOBUF_C_TYPE_INT32:
 		case PROTOBUF_C_TYPE_UINT32:
@@ -957,6 +924,7 @@ static bool resolve_typed(const ProtobufCFieldDescriptor *fd, const struct sink_
 		default:
 			return false;
 		}
+		wire[i] = (struct wire_field){ i, in->id << 3 | wire_type(in->type), in->type };
 	}
 	return true;
 }
@@ -972,25 +940,17 @@ static int field_index(const struct sink_field *f, unsigned int nr, const char *
 	return -1;
 }
 
-/* protobuf's wire type of a field of ours: 0 varint, 1 fixed 64 bits, 2 length-delimited. */
-static uint32_t wire_type(ProtobufCType t)
+/* @plan's fields as written: by their numbers in its typed message. */
+static void sort_wire(struct event_plan *plan)
 {
-	return t == PROTOBUF_C_TYPE_STRING ? 2 : t == PROTOBUF_C_TYPE_FIXED64 ? 1 : 0;
-}
-
-/* @plan's fields as written, in the order of their numbers in its typed message. */
-static void plan_wire(struct event_plan *plan)
-{
-	const ProtobufCFieldDescriptor *fd;
+	struct wire_field w;
 	unsigned int i, j;
 
-	for (i = 0; i < plan->nr; i++) {
-		fd = plan->in[i];
-		for (j = i; j > 0 && plan->wire[j - 1].tag >> 3 > fd->id; j--)
+	for (i = 1; i < plan->nr; i++) {
+		w = plan->wire[i];
+		for (j = i; j > 0 && plan->wire[j - 1].tag >> 3 > w.tag >> 3; j--)
 			plan->wire[j] = plan->wire[j - 1];
-		plan->wire[j].from = i;
-		plan->wire[j].tag = fd->id << 3 | wire_type(fd->type);
-		plan->wire[j].type = fd->type;
+		plan->wire[j] = w;
 	}
 }
 
@@ -1008,7 +968,6 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 	plan->nr = nr;
 	plan->names = xrealloc(plan->names, nr + 1, sizeof(*plan->names));
 	plan->kinds = xrealloc(plan->kinds, nr + 1, sizeof(*plan->kinds));
-	plan->in = xrealloc(plan->in, nr + 1, sizeof(*plan->in));
 	plan->wire = xrealloc(plan->wire, nr + 1, sizeof(*plan->wire));
 	for (i = 0; i < nr; i++) {
 		plan->names[i] = f[i].name;
@@ -1024,13 +983,13 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		plan->at[i] = field_index(f, nr, plan_field_names[plan->kind][i]);
 	plan->described = -1;
 	plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, e->name);
-	if (!resolve_typed(plan->fd, f, nr, plan->in)) {
+	if (!resolve_typed(plan->fd, f, nr, plan->wire)) {
 		plan->fd = NULL;
 		for (i = 0; i < ARRAY_SIZE(described); i++) {
 			if (strcmp(e->name, described[i].event))
 				continue;
 			plan->fd = protobuf_c_message_descriptor_get_field_by_name(d, described[i].field);
-			if (resolve_typed(plan->fd, f, nr, plan->in))
+			if (resolve_typed(plan->fd, f, nr, plan->wire))
 				plan->described = i;
 			else
 				plan->fd = NULL;
@@ -1038,7 +997,7 @@ static void make_plan(struct event_plan *plan, const struct sink_event *e,
 		}
 	}
 	if (plan->fd)
-		plan_wire(plan);
+		sort_wire(plan);
 }
 
 /* Whether @plan was made for @e's name and fields @f. */
@@ -1102,7 +1061,6 @@ static void free_plan(struct event_plan *plan)
 {
 	free(plan->names);
 	free(plan->kinds);
-	free(plan->in);
 	free(plan->wire);
 }
 
@@ -1377,7 +1335,7 @@ static void perfetto_event(void *priv, const struct sink_event *e)
 	ftrace_event(p, e, b, ts);
 }
 
-static int perfetto_finish(void *priv)
+static void perfetto_finish(void *priv)
 {
 	struct pf_sink *p = priv;
 	int i, machine;
@@ -1399,14 +1357,13 @@ static int perfetto_finish(void *priv)
 	}
 	free(p->machines);
 	free(p->vcpu_seqs);
-	free(p->tracks.keys);
+	key_set_free(&p->tracks);
 	free(p->msg.buf);
 	free_plan(&p->scratch);
 	for (i = 0; i < (int)ARRAY_SIZE(described); i++)
 		free(p->descriptors[i].buf);
 	free(p->buf);
 	free(p);
-	return 0;
 }
 
 const struct sink_ops perfetto_sink_ops = {

@@ -111,13 +111,13 @@ const struct sink_field *sink_event_fields(const struct sink_event *e, unsigned 
 
 /*
  * Output sinks, called in host-time order. @finish completes the format
- * and frees; the output file's owner (main.c, outfile.c) checks the writes.
- * A sink that keeps nothing to complete (its work done per event) has none.
- * @tasks: the sink shows an event's task and process.
+ * and frees, and cannot fail: the output file's owner (main.c, outfile.c)
+ * checks the writes. A sink that keeps nothing to complete (its work done
+ * per event) has none. @tasks: the sink shows an event's task and process.
  */
 struct sink_ops {
 	void (*event)(void *sink, const struct sink_event *e);
-	int (*finish)(void *sink);
+	void (*finish)(void *sink);
 	bool tasks;
 };
 

@@ -246,13 +246,12 @@ static void text_event(void *priv, const struct sink_event *e)
 	fwrite(t->line.buf, 1, t->line.len, t->o.f);
 }
 
-static int text_finish(void *priv)
+static void text_finish(void *priv)
 {
 	struct text_sink *t = priv;
 
 	free(t->line.buf);
 	free(t);
-	return 0;
 }
 
 const struct sink_ops text_sink_ops = {
