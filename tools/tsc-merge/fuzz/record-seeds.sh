@@ -90,16 +90,11 @@ convert()
 compress()
 {
 	convert "$1" "$2" "$3-zstd" --compression zstd
-	if has_compression zlib; then
+	if trace-cmd list -c 2>/dev/null | grep -qw zlib; then
 		convert "$1" "$2" "$3-zlib" --compression zlib
 	else
 		echo "# $1/$3-zlib.dat skipped: this trace-cmd has no zlib ($(trace-cmd list -c 2>&1 | tr '\n\t' '  '))"
 	fi
-}
-
-has_compression()
-{
-	trace-cmd list -c 2>/dev/null | grep -qw "$1"
 }
 
 # record_demo NAME OPTION...: a host-like recording while tsc_guest_demo runs
