@@ -54,8 +54,7 @@ usage()
 	EOF
 }
 
-# The options into VMM, VM_DIR, TIMEOUT, SILENCE, FILES, ADD_DIRS, VM_CPUS,
-# VM_MEM, KBUILD_OUT and TSC_KHZ; the command's words are left in ARGS.
+# The options into their variables; the command's words into ARGS.
 parse_args()
 {
 	local kernel=test dir
@@ -251,8 +250,7 @@ run_vm()
 
 	: >"$OUTPUT_LOG"
 	: >"$CONSOLE_LOG"
-	rm -f "$STATUS_FILE" "$EXPORT_TAR"
-	rm -rf "$EXPORT_DIR"
+	rm -rf "$STATUS_FILE" "$EXPORT_TAR" "$EXPORT_DIR"
 	mkdir -p "$EXPORT_DIR"
 	"start_$VMM"
 	tail -n +1 -f --pid="$VM_PID" "$OUTPUT_LOG" &
@@ -262,28 +260,15 @@ run_vm()
 		wait "$VM_PID" 2>/dev/null || true
 		VM_PID=
 		[ "$rc" = 1 ] && die "the VM did not finish within ${TIMEOUT}s and was killed; console log: $CONSOLE_LOG"
-		show_console_tail
+		# The console's last lines say what a stalled kernel or guest was doing.
+		echo "${0##*/}: the last lines of the VM's console:" >&2
+		tail -n 15 "$CONSOLE_LOG" | sed 's/^/    /' >&2
 		die "the VM printed nothing for ${SILENCE}s and was stopped; console log: $CONSOLE_LOG"
 	fi
 	VM_PID=
 	wait
-	[ "$VMM" = bochs ] && unpack_export
-	return 0
-}
-
-# The console's last lines, where a stalled kernel or guest says what it
-# was doing.
-show_console_tail()
-{
-	echo "${0##*/}: the last lines of the VM's console:" >&2
-	tail -n 15 "$CONSOLE_LOG" | sed 's/^/    /' >&2
-}
-
-# What the payload left in the VM's /export, from the serial port.
-unpack_export()
-{
-	[ -s "$EXPORT_TAR" ] || return 0
-	tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
+	# Under Bochs, what the payload left in the VM's /export, from the serial port.
+	[ "$VMM" != bochs ] || [ ! -s "$EXPORT_TAR" ] || tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }
 
@@ -338,7 +323,7 @@ payload_status()
 	return "$status"
 }
 
-check_vmm()
+main()
 {
 	case $VMM in
 	qemu) need_cmd qemu-system-x86_64 qemu-system-x86 ;;
@@ -348,11 +333,6 @@ check_vmm()
 		;;
 	*) die "--vmm $VMM: use qemu or bochs" ;;
 	esac
-}
-
-main()
-{
-	check_vmm
 	need_cmd cpio cpio
 	if [ ! -x /bin/busybox ] || ! file -b /bin/busybox 2>/dev/null | grep -q static; then
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
