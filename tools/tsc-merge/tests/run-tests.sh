@@ -413,17 +413,6 @@ test_progress()
 	tap_result $? "stderr not a terminal: no progress unless asked"
 }
 
-# snapshot FILE...: their kinds and contents, to compare before and after.
-snapshot()
-{
-	local f
-
-	for f in "$@"; do
-		stat -c '%n %F %t:%T' "$f"
-		[ -f "$f" ] && sha256sum <"$f"
-	done
-}
-
 # Every output goes to a temporary file beside it until it is complete:
 # an output that fails leaves what the user named as it was and the
 # others, complete, are kept and named; a symbolic link stays a link, and
@@ -895,7 +884,7 @@ report_guest_times()
 # The copies of the step and the scaling pairs, read back by trace-cmd.
 test_sync_out()
 {
-	local times expected="250 450 /4000000000000000 4000000000000001 /150 550 /350 "
+	local times want="250 450 /4000000000000000 4000000000000001 /150 550 /350 "
 
 	merge sync-step "${STEP[@]}" -S "$WORK/sync" &&
 		merge sync-intel -H "$WORK/intel-host.dat" -g "$WORK/intel-guest.dat" -S "$WORK/sync" &&
@@ -903,8 +892,8 @@ test_sync_out()
 			-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l2"
 	times="$(report_guest_times "$WORK/sync" step-host step-guest)/$(report_guest_times "$WORK/sync" intel-host intel-guest)"
 	times="$times/$(report_guest_times "$WORK/sync-l2" l2-host l2-l1guest)/$(report_guest_times "$WORK/sync-l2" l2-host l2-l2guest)"
-	[ "$STATUS" = 0 ] && [ "$times" = "$expected" ] ||
-		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '$expected'; $ERR"; false; }
+	[ "$STATUS" = 0 ] && [ "$times" = "$want" ] ||
+		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '$want'; $ERR"; false; }
 	tap_result $? "--sync-out: trace-cmd report puts stepped, scaled and nested guest events at their exact host times"
 	merge sync-again "${STEP[@]}" -S "$WORK/sync"
 	expect_error "step-host.dat: exists; --force replaces it" &&
