@@ -13,14 +13,6 @@ readonly SOURCE_PKG=linux-source-6.12
 readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz
 readonly APPLIED_REF=refs/kvm-tsc-trace/applied
 
-# Commits made here must not depend on the user's git identity being set.
-use_default_identity()
-{
-	git config user.email >/dev/null 2>&1 && return 0
-	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
-	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-}
-
 install_source_pkg()
 {
 	[ -f "$SOURCE_TARBALL" ] && return 0

@@ -56,13 +56,6 @@ spoil()
 	echo "spoiled for the test" >"$1/$SPOILED_FILE"
 }
 
-make_trees()
-{
-	make_sparse_clone "$SOURCE" "$CLONE" "$BASE" /Makefile /scripts/ /include/ /arch/x86/ \
-		/Documentation/virt/ /tools/testing/selftests/kvm/ '/**/Kconfig*' /kernel/configs/ || return 1
-	export_files "$CLONE" "$BASE" "$PLAIN"
-}
-
 test_git_apply()
 {
 	local base
@@ -205,18 +198,14 @@ test_uninstall()
 
 main()
 {
-	use_ktap
-	ktap_print_header
+	start_test
 	SOURCE=$(kernel_tree)
 	readonly SOURCE
-	trap cleanup EXIT
-	cleanup
-	mkdir -p "$WORK"
-	# git am commits: an identity that the test machine may not have.
-	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
-	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-	BASE=$(git -C "$SOURCE" rev-parse "$BASE_REF") && make_trees ||
-		ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
+	use_default_identity
+	BASE=$(git -C "$SOURCE" rev-parse "$BASE_REF") &&
+		make_sparse_clone "$SOURCE" "$CLONE" "$BASE" /Makefile /scripts/ /include/ /arch/x86/ \
+			/Documentation/virt/ /tools/testing/selftests/kvm/ '/**/Kconfig*' /kernel/configs/ &&
+		export_files "$CLONE" "$BASE" "$PLAIN" || ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
 	readonly BASE
 
 	ktap_set_plan 11

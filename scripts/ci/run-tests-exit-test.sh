@@ -110,12 +110,9 @@ test_module_collection_fails()
 
 main()
 {
-	use_ktap
-	ktap_print_header
+	start_test
 	TREE=$(kernel_tree)
 	readonly TREE
-	trap cleanup EXIT
-	cleanup
 	plant_tests
 
 	ktap_set_plan 4

@@ -89,6 +89,15 @@ host_tsc_khz()
 	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
 }
 
+# Commits made by the scripts and their tests must not depend on the
+# user's git identity being set.
+use_default_identity()
+{
+	git config user.email >/dev/null 2>&1 && return 0
+	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
+	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
+}
+
 # The entries of a series file, without comments and blank lines.
 series_entries()
 {

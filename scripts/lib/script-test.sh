@@ -1,4 +1,4 @@
-# script-test.sh: the script tests' prologue (set -u, WORK, cleanup) and helpers: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
+# script-test.sh: the script tests' prologue (set -u, WORK, start_test) and helpers: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
 
 # shellcheck shell=bash
 # OUT and STATUS are read by the tests that source this file.
@@ -12,13 +12,18 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# The test's own folder, build/ and its name, which cleanup removes.
+# The test's own folder, build/ and its name.
 WORK=$BUILD_DIR/$(basename "$0" .sh)
 readonly WORK
 
-cleanup()
+# The KTAP header, and WORK made afresh and removed however the test ends.
+start_test()
 {
+	use_ktap
+	ktap_print_header
 	rm -rf "$WORK"
+	mkdir -p "$WORK"
+	trap 'rm -rf "$WORK"' EXIT
 }
 
 # Run [VAR=VALUE...] COMMAND [ARG...]; keep its output in $OUT and its
