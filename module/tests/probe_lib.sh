@@ -32,11 +32,8 @@ source_ktap_helpers()
 	local f
 
 	for f in "$TEST_DIR/ktap_helpers.sh" "$TEST_DIR/../kselftest/ktap_helpers.sh"; do
-		if [ -r "$f" ]; then
-			# shellcheck source=/dev/null
-			. "$f"
-			return
-		fi
+		# shellcheck source=/dev/null
+		[ -r "$f" ] && { . "$f"; return; }
 	done
 	echo "Bail out! ktap_helpers.sh is neither in $TEST_DIR nor in $TEST_DIR/../kselftest"
 	exit 1

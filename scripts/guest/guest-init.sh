@@ -53,16 +53,6 @@ load_kvm()
 	fi
 }
 
-# With an unstable TSC, KVM rewrites the offsets at every vcpu_load and
-# exact event sequences become meaningless.
-check_tsc()
-{
-	if dmesg | grep -q 'Marking TSC unstable'; then
-		echo "Bail out! the TSC of the test VM is marked unstable: $(dmesg | grep -m1 'TSC unstable')"
-		return 1
-	fi
-}
-
 readonly CLOCKSOURCE=/sys/devices/system/clocksource/clocksource0/current_clocksource
 
 tsc_is_clocksource()
@@ -70,20 +60,20 @@ tsc_is_clocksource()
 	[ "$(cat "$CLOCKSOURCE")" = tsc ]
 }
 
-# The refined TSC clocksource replaces tsc-early a second after boot, which
-# under Bochs (a guest second is about a minute) comes after the first
-# tests: kvm_clock_test needs it. Idle time is cheap in both emulators.
-wait_tsc_clocksource()
-{
-	wait_until 10 tsc_is_clocksource ||
-		echo "# the clocksource is still $(cat "$CLOCKSOURCE") after 10 s, not tsc"
-}
-
 run_payload()
 {
 	cd /ktt || return 1
-	wait_tsc_clocksource
-	check_tsc || return 1
+	# The refined TSC clocksource replaces tsc-early a second after boot, which
+	# under Bochs (a guest second is about a minute) comes after the first
+	# tests: kvm_clock_test needs it. Idle time is cheap in both emulators.
+	wait_until 10 tsc_is_clocksource ||
+		echo "# the clocksource is still $(cat "$CLOCKSOURCE") after 10 s, not tsc"
+	# With an unstable TSC, KVM rewrites the offsets at every vcpu_load and
+	# exact event sequences become meaningless.
+	if dmesg | grep -q 'Marking TSC unstable'; then
+		echo "Bail out! the TSC of the test VM is marked unstable: $(dmesg | grep -m1 'TSC unstable')"
+		return 1
+	fi
 	sh -c "$(cat /payload)"
 }
 

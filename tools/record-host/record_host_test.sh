@@ -112,9 +112,7 @@ nothing_left()
 
 	instance_exists && left=" the instance"
 	for name in output pid instance; do
-		if [ -e "$STATE_DIR/$name" ] || [ -L "$STATE_DIR/$name" ]; then
-			left="$left $name"
-		fi
+		{ [ -e "$STATE_DIR/$name" ] || [ -L "$STATE_DIR/$name" ]; } && left="$left $name"
 	done
 	[ -z "$left" ] && return 0
 	echo "# left behind:$left"
