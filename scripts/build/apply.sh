@@ -22,9 +22,8 @@ check_not_applied()
 	local tree=$1 last
 
 	last=$(series_patches | tail -1)
-	if patch -d "$tree" "${PATCH_OPTS[@]}" -R --dry-run <"$PATCH_DIR/$last" >/dev/null 2>&1; then
+	! patch -d "$tree" "${PATCH_OPTS[@]}" -R --dry-run <"$PATCH_DIR/$last" >/dev/null 2>&1 ||
 		die "KSRC=$tree already has the series: its last patch, $last, is applied"
-	fi
 }
 
 # git am records the user as committer: say so before the first patch.

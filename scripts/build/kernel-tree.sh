@@ -50,10 +50,8 @@ prepare_packaged_tree()
 
 	install_source_pkg
 	version=$(dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2>/dev/null || true)
-	if [ "$(cat "$TREE_DIR/.git/kvm-tsc-trace.version" 2>/dev/null)" != "$version" ]; then
-		unpack_source_pkg "$version"
-		return 0
-	fi
+	[ "$(cat "$TREE_DIR/.git/kvm-tsc-trace.version" 2>/dev/null)" = "$version" ] ||
+		{ unpack_source_pkg "$version"; return 0; }
 	# Our own tree: an interrupted git am or stray edits are simply discarded.
 	[ -d "$(git_path "$TREE_DIR" rebase-apply)" ] && git -C "$TREE_DIR" am --abort
 	git -C "$TREE_DIR" diff --quiet HEAD || git -C "$TREE_DIR" reset -q --hard HEAD
@@ -81,9 +79,8 @@ record_base()
 
 	head=$(git -C "$tree" rev-parse HEAD)
 	applied=$(git -C "$tree" rev-parse -q --verify "$APPLIED_REF" || true)
-	if [ "$head" != "$applied" ] || ! git -C "$tree" rev-parse -q --verify "$BASE_REF" >/dev/null; then
+	[ "$head" = "$applied" ] && git -C "$tree" rev-parse -q --verify "$BASE_REF" >/dev/null ||
 		git -C "$tree" update-ref "$BASE_REF" "$head"
-	fi
 }
 
 # make runs this when the series changed: start again from the base.

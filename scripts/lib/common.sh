@@ -52,10 +52,9 @@ copy_with_libs()
 }
 
 # Where the initramfs of a test VM or a nested guest keeps the poll helper
-# its /init and payloads source.
+# its /init and payloads source; add_poll_lib ROOT puts it there.
 POLL_LIB=/lib/ktt/poll.sh
 
-# The poll helper, where an /init and its payloads find it in ROOT.
 add_poll_lib()
 {
 	mkdir -p "$1${POLL_LIB%/*}"
