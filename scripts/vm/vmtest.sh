@@ -334,9 +334,8 @@ main()
 	*) die "--vmm $VMM: use qemu or bochs" ;;
 	esac
 	need_cmd cpio cpio
-	if [ ! -x /bin/busybox ] || ! file -b /bin/busybox 2>/dev/null | grep -q static; then
+	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
-	fi
 	case $KBUILD_OUT in
 	"$TOP_DIR"/*) ;;
 	*) die "$KBUILD_OUT is outside $TOP_DIR, which is all the VM sees" ;;

@@ -114,9 +114,7 @@ record_demo()
 		set -- "$@" -e "$ev"
 		# The idle VM's own switches are most of a file otherwise (540
 		# against 14 KVM exits, 70 kB): keep the demo's.
-		if [ "$ev" = sched:sched_switch ]; then
-			set -- "$@" -f "$DEMO_SWITCHES"
-		fi
+		[ "$ev" != sched:sched_switch ] || set -- "$@" -f "$DEMO_SWITCHES"
 	done
 	record host "$name" "$@" "$DEMO"
 }

@@ -94,9 +94,8 @@ main()
 	local inputs role f
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$BIN_DIR/mktrace" ]; then
+	[ -x "$MERGE" ] && [ -x "$BIN_DIR/mktrace" ] ||
 		tap_skip_all "$MERGE or mktrace not built: make -C tools/tsc-merge"
-	fi
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
 	mkdir -p "$WORK/files"

@@ -135,9 +135,7 @@ expect_lines()
 # grep pattern, or with F the text as written).
 expect_stderr()
 {
-	if [ "$STATUS" = "$1" ] && grep -q${3:-} -- "$2" <<<"$ERR"; then
-		return 0
-	fi
+	[ "$STATUS" = "$1" ] && grep -q${3:-} -- "$2" <<<"$ERR" && return 0
 	echo "# expected exit status $1 and '$2', got $STATUS: $ERR"
 	return 1
 }
@@ -566,12 +564,10 @@ test_json()
 {
 	"$MERGE" -q -n -k 1000 -j "$WORK/vms.json" -H "$WORK/vms-host.dat" \
 		-g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000" &&
-		jq -e '[.traceEvents[] | select(.ph == "i" and .pid >= 1073741824)] | length == 4' \
-			"$WORK/vms.json" >/dev/null &&
-		jq -e '[.traceEvents[] | select(.ph == "B" and .name == "in guest")] | length == 4' \
-			"$WORK/vms.json" >/dev/null &&
-		jq -e '[.traceEvents[] | select(.ph == "M" and .name == "process_name" and (.args.name | startswith("VM a")))] | length == 1' \
-			"$WORK/vms.json" >/dev/null
+		jq -e '([.traceEvents[] | select(.ph == "i" and .pid >= 1073741824)] | length == 4) and
+			([.traceEvents[] | select(.ph == "B" and .name == "in guest")] | length == 4) and
+			([.traceEvents[] | select(.ph == "M" and .name == "process_name" and
+				(.args.name | startswith("VM a")))] | length == 1)' "$WORK/vms.json" >/dev/null
 	tap_result $? "the Chrome JSON parses, has a VM process per guest, guest events and 'in guest' slices"
 	# A trace that begins inside a run: its first kvm_exit has no begin.
 	{ echo "comm 1000 qemu"
@@ -1033,7 +1029,7 @@ test_bad_guest_option()
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
-# Two guests with one trace id: the synced copy of test_two_vms's guest a,
+# Two guests with one trace id: the synced copy of test_merges' VM guest a,
 # and guest b's synced copy given a's id, as two copies of one agent
 # would have. Their copies get distinct ids, said in one line, and merged
 # again without @PID each is tied by its own GUEST option.
@@ -1138,13 +1134,10 @@ main()
 	local t unit_plan
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ] || [ ! -x "$ITERATE" ] ||
-	   [ ! -x "$PFTRACE_CHECK" ]; then
+	[ -x "$MERGE" ] && [ -x "$MKTRACE" ] && [ -x "$UNIT" ] && [ -x "$ITERATE" ] && [ -x "$PFTRACE_CHECK" ] ||
 		tap_skip_all "$MERGE, $MKTRACE, $UNIT, $ITERATE or $PFTRACE_CHECK not built: run 'make tools'"
-	fi
-	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
+	command -v jq >/dev/null && command -v protoc >/dev/null ||
 		tap_skip_all "jq or protoc missing: run scripts/build/deps.sh"
-	fi
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
 	# The step pair of test_merges, which most tests after it merge.
@@ -1161,7 +1154,6 @@ main()
 		"$t"
 	done
 	tap_import <"$WORK/unit.tap"
-	# Fails unless all planned results passed or skipped.
 	tap_finished
 }
 
