@@ -132,19 +132,12 @@ vms_with_probe_loaded()
 		[ "$(counter violations)" = 0 ] && [ "$(counter evictions)" -gt 0 ]
 }
 
-# However the test ends: no writer left running, no probe left loaded.
-clean_up()
-{
-	stop_writers
-	unload_if_loaded "$PROBE"
-}
-
 start_test
 require_probe
 require_dev_kvm
 [ -x "$TSC_WRITER" ] || skip_all "$TSC_WRITER is missing: install the kvm-tsc-trace collection beside this one, or set TSC_WRITER"
 ktap_set_plan 6
-clean_up_on_exit clean_up
+clean_up_on_exit "stop_writers; unload_if_loaded $PROBE"
 clear_kmemleak
 start_writers
 ktap_test_result "TSC writes of two VM-churning tsc_writers reach $PROBE" events_reach_probe

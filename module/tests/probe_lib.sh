@@ -59,7 +59,6 @@ print_probe_messages()
 	dmesg 2>/dev/null | grep "$PROBE" | tail -n 5 | sed 's/^/# dmesg: /'
 }
 
-# A module that is loaded goes; one that is not is fine.
 unload_if_loaded()
 {
 	! is_loaded "$1" || rmmod "$1"
@@ -70,7 +69,6 @@ unload_probe()
 	rmmod "$PROBE" || { print_probe_messages; return 1; }
 }
 
-# Mounts debugfs unless somebody has; fails if it cannot be.
 mount_debugfs()
 {
 	grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts ||

@@ -107,18 +107,10 @@ instances_removed()
 		[ ! -e "$INSTANCE" ] && [ ! -e "$OTHER" ]
 }
 
-# However the test ends: no instance left, the module unloaded.
-clean_up()
-{
-	remove_instance "$INSTANCE"
-	remove_instance "$OTHER"
-	clean_up_test_module
-}
-
 start_test
 require_test_module
 require_tracing
-clean_up_on_exit clean_up
+clean_up_on_exit "remove_instance $INSTANCE; remove_instance $OTHER; clean_up_test_module"
 make_load_dir
 # The test's instance records this script until the loader, which it
 # forks, puts in its own pid: nothing else gets in before the load. The
