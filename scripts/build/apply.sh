@@ -26,13 +26,6 @@ check_not_applied()
 		die "KSRC=$tree already has the series: its last patch, $last, is applied"
 }
 
-# git am records the user as committer: say so before the first patch.
-check_git_identity()
-{
-	git -C "$1" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
-		die "git am needs your identity in KSRC=$1: git config user.name/user.email"
-}
-
 # Each patch a commit; at the first that fails, back to the starting HEAD.
 git_am_series()
 {
@@ -101,7 +94,9 @@ main()
 	if is_git_tree "$tree"; then
 		check_git_clean "$tree"
 		check_not_applied "$tree"
-		check_git_identity "$tree"
+		# git am records the user as committer: say so before the first patch.
+		git -C "$tree" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
+			die "git am needs your identity in KSRC=$tree: git config user.name/user.email"
 		git_am_series "$tree"
 	else
 		check_not_applied "$tree"

@@ -4,7 +4,6 @@
 # OUT and STATUS are read by the tests that source this file.
 # shellcheck disable=SC2034
 
-# Unset variables are errors in every script test.
 set -u
 
 # What every script test needs of the scripts it tests: the tree's layout,
@@ -52,7 +51,6 @@ expect_error()
 	show_out
 }
 
-# The run succeeded.
 expect_success()
 {
 	[ "$STATUS" = 0 ] && return 0
