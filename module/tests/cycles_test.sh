@@ -115,8 +115,7 @@ memory_stays()
 
 # VMS VMs of two vCPUs made and destroyed with the probe loaded, the
 # churning writers stopped: far more vCPUs than its table holds, so it
-# evicts; its table stays the size it was allocated at, and no write breaks
-# the event contract.
+# evicts; its table keeps its size and no write breaks the event contract.
 vms_with_probe_loaded()
 {
 	local bytes start made

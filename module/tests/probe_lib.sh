@@ -2,9 +2,8 @@
 # probe_lib.sh: what the module tests share: where kvm_tsc_probe, tsc_writer and debugfs are, the checks that skip a test, and the set-up and clean-up steps the tests repeat (POSIX sh, sourced).
 #
 # The installed collection holds the module and ktap_helpers.sh next to
-# the tests, in TEST_DIR; the kvm-tsc-trace collection, tsc_writer's, is
-# installed beside it. KVM_TSC_PROBE_KO and TSC_WRITER override where the
-# two are looked for.
+# the tests, in TEST_DIR; tsc_writer's collection, kvm-tsc-trace, is
+# beside it. KVM_TSC_PROBE_KO and TSC_WRITER override both places.
 
 # shellcheck shell=sh
 # The constants below are for the tests that source this file.
@@ -96,8 +95,7 @@ require_dev_kvm()
 	[ -c /dev/kvm ] || skip_all "/dev/kvm is missing: no KVM on this machine"
 }
 
-# Sets VENDOR to the vendor module that is loaded, kvm_amd or kvm_intel,
-# or skips.
+# Sets VENDOR to the vendor module loaded, kvm_amd or kvm_intel, or skips.
 require_kvm_vendor()
 {
 	for VENDOR in kvm_amd kvm_intel; do
@@ -128,8 +126,7 @@ meminfo_kb()
 	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo
 }
 
-# Runs COMMAND from run FROM until run TO or its first failure; prints how
-# many runs were done then.
+# Runs COMMAND from run FROM until TO or its first failure; prints the count.
 repeat_until_failure()
 {
 	local cmd="$1" i="$2" count="$3"
@@ -182,8 +179,7 @@ start_test()
 	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
 }
 
-# CLEAN_UP, a command, runs however the test ends: INT and TERM exit
-# through it too.
+# CLEAN_UP, a command line, runs however the test ends, INT and TERM too.
 clean_up_on_exit()
 {
 	# The command is meant to expand now.

@@ -23,8 +23,7 @@ readonly MODULE_ARGS
 # insmod's messages, in "insmod".
 LOAD_DIR=
 
-# What every test of the module needs: the module, not loaded by someone
-# else, and /dev/kvm.
+# What every test of the module needs: the module, not loaded, and /dev/kvm.
 require_test_module()
 {
 	[ -r "$TEST_KO" ] ||
@@ -34,8 +33,7 @@ require_test_module()
 	require_dev_kvm
 }
 
-# Where the loader leaves its pid and insmod's messages; removed by
-# clean_up_test_module.
+# LOAD_DIR, which clean_up_test_module removes.
 make_load_dir()
 {
 	LOAD_DIR=$(mktemp -d /tmp/test_kvm_tsc.XXXXXX) ||

@@ -38,9 +38,8 @@ setup_mounts()
 	ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
 }
 
-# Forced emulation lets a selftest's L1 run RDTSC through KVM's emulator,
-# the only way L1 sees the TSC offset KVM keeps in software on VMX
-# (nested_tsc_restore_test).
+# Forced emulation lets a selftest's L1 run RDTSC through KVM's emulator, the
+# only way L1 sees the offset KVM keeps in software on VMX (nested_tsc_restore_test).
 load_kvm()
 {
 	modprobe kvm force_emulation_prefix=1
@@ -77,8 +76,7 @@ run_payload()
 	sh -c "$(cat /payload)"
 }
 
-# Without 9p, /export leaves as a tar stream; tar and gzip tell the host
-# whether it came whole.
+# Without 9p, /export leaves as a tar stream; tar and gzip tell if it came whole.
 send_export()
 {
 	[ "${ktt_share:-}" = 9p ] && return 0

@@ -166,8 +166,7 @@ start_qemu()
 {
 	local tsc_khz=$TSC_KHZ
 
-	# Telling the guest the rate spares it a calibration that fails without
-	# a reference timer.
+	# Told the rate, the guest skips a calibration failing without a reference timer.
 	[ -n "$tsc_khz" ] || tsc_khz=$(host_tsc_khz)
 	# thread=single: multi-threaded TCG can run a jump-label patch's stale
 	# int3 (the user guide says more). pci=noacpi: the BIOS's routing table
@@ -214,9 +213,8 @@ make_iso()
 
 # Start Bochs in the background, in VM_PID. It has no headless display but
 # rfb (VNC) without waiting for a client; its sound mixer thread aborts
-# ("buffer overflow detected") unless the sound driver is the dummy one;
-# its debugger stops before the first instruction and is told to continue
-# on stdin.
+# ("buffer overflow detected") unless the sound driver is the dummy one; its
+# debugger stops before the first instruction: "c" on stdin continues.
 start_bochs()
 {
 	make_iso
@@ -276,9 +274,8 @@ run_vm()
 # neither the VM's console, the command's output nor, under Bochs, the
 # export on its serial port has grown for SILENCE seconds, so that a guest
 # that stalls under TCG is stopped then, not at the timeout; 1 meanwhile.
-# The boot counts only towards the timeout: under Bochs on a loaded
-# machine the kernel took two minutes to unpack a large initramfs, saying
-# nothing.
+# The boot counts only towards the timeout: under Bochs on a loaded machine
+# the kernel took two silent minutes to unpack a large initramfs.
 vm_done()
 {
 	local printed

@@ -33,15 +33,13 @@
 # A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
 # instance and a half-written file: the next start says so and stops,
 # clean removes them, stop cleans up too. Needs root, trace-cmd, a loaded
-# kvm module and the project's poll.sh (POLL_LIB below); POSIX sh, so it
-# also runs under busybox.
+# kvm module and the project's poll.sh (POLL_LIB); POSIX sh, for busybox too.
 
 set -eu
 
 # wait_until, the project's poll helper: beside this script where kselftest
 # installs the two, in PREFIX/lib/kvm-tsc-trace where make install puts it
-# (this script being PREFIX/bin/kvm-tsc-record), in scripts/lib in the
-# repository.
+# (this script being PREFIX/bin/kvm-tsc-record), in the repository's scripts/lib.
 POLL_LIB=$(dirname "$0")/poll.sh
 [ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../lib/kvm-tsc-trace/poll.sh
 [ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../../scripts/lib/poll.sh
@@ -155,8 +153,7 @@ kill_recorder()
 	sleep 1
 }
 
-# The state of a recording that has ended: its pid, output and instance
-# (trace-cmd's log stays).
+# The state of an ended recording, but trace-cmd's log: pid, output, instance.
 forget_recording()
 {
 	rm -f "$STATE_DIR/pid" "$STATE_DIR/output" "$STATE_DIR/instance"
@@ -302,8 +299,7 @@ instance_left()
 	return 0
 }
 
-# The instance that the state directory names: the one start was given,
-# else the default.
+# The instance the state directory names, the one start was given, or the default.
 state_instance()
 {
 	local instance
@@ -368,8 +364,7 @@ start()
 		die "trace-cmd record exited before recording started (log above, $STATE_DIR/log)"
 	fi
 	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE_DIR/log"
-	# The events are on: a TSC write from here on is recorded, whatever
-	# the snapshot reads.
+	# Events on: any TSC write from here on is recorded, whatever the snapshot reads.
 	if [ -n "$kvm" ]; then
 		write_snapshot "$kvm" "$khz" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
 			die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
@@ -485,8 +480,7 @@ usage_error()
 	exit 2
 }
 
-# VALUE, the value of option NAME, must be a positive whole number, like
-# EXAMPLE.
+# VALUE, the value of option NAME, must be a positive whole number like EXAMPLE.
 whole_number()
 {
 	case $2 in
@@ -502,9 +496,8 @@ operand_error()
 }
 
 # The options after COMMAND (usage()) into the variables named like them:
-# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the
-# usage; an option COMMAND does not take, a bad value or an operand is a
-# usage error.
+# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the usage;
+# an option COMMAND does not take, a bad value or an operand is a usage error.
 parse_options()
 {
 	local command="$1" arg name value given var

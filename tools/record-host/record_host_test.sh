@@ -104,8 +104,7 @@ instance_exists()
 	[ -d "$TRACEFS/instances/$INSTANCE" ]
 }
 
-# Nothing left: no instance, no pid, output or instance name in the state
-# directory.
+# Nothing left: no instance, no pid, output or instance name in the state dir.
 nothing_left()
 {
 	local left='' name

@@ -99,8 +99,7 @@ compress()
 
 # record_demo NAME OPTION...: a host-like recording while tsc_guest_demo runs
 # its guest, with the events kvm-tsc-merge reads on a host that this kernel
-# has (the multiplier and nested events come with the series; trace-cmd
-# fails on an unknown event).
+# has (the series adds two; trace-cmd fails on an unknown event).
 record_demo()
 {
 	local name="$1" ev

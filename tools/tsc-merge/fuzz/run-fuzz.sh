@@ -51,9 +51,8 @@ spec_tracefs()
 	done
 }
 
-# role_seeds ROLE: the files a role starts from, one a line: a trace
-# role's own side of each pair it knows; for host and guest every file of
-# that side.
+# role_seeds ROLE: the files a role starts from, one a line: its own side of
+# each pair it knows; for host and guest every file of that side.
 role_seeds()
 {
 	case $1 in

@@ -29,8 +29,7 @@ readonly LSAN_SUPPRESSIONS=$FUZZ_SRC/lsan.supp
 # are checked before libtracecmd reads a file; some of them used to loop.
 readonly TIME_LIMIT=10
 # A kilobyte input once took gigabytes (fuzz/README): ASan ends a run past
-# this, with its quarantine of freed memory kept small so that it does
-# not count.
+# this, its quarantine of freed memory kept small so that it does not count.
 readonly RSS_LIMIT_MB=256
 
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -65,7 +64,7 @@ replay()
 	# argument list may also be bad usage (2).
 	case $role:$status in args:[123] | *:[13]) ok=1 ;; *) ok= ;; esac
 	if [ "$role" != args ] && [ "$status" = 0 ]; then
-		# The driver's round trip: the copies merged again exit 0 with the same timeline.
+		# The driver's round trip: merged again, the copies exit 0, same timeline.
 		role_round_trip_argv "$WORK/files" "$WORK/out" "$role" "$file" && run_merge "${ARGV[@]}" &&
 			cmp -s "$WORK/out/timeline.txt" "$WORK/out/round-trip.txt" && ok=1
 		[ -n "$ok" ] ||

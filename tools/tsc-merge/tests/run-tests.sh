@@ -83,8 +83,7 @@ mark()
 	echo "$1 $2 1 ftrace:print ip=0 buf=\"$3\""
 }
 
-# merge NAME ARGS...: run the tool; $OUT is its timeline, $ERR its stderr,
-# $STATUS its exit status.
+# merge NAME ARGS...: run the tool; $OUT, $ERR, $STATUS its timeline, stderr, status.
 merge()
 {
 	local name=$1
@@ -333,8 +332,7 @@ test_outputs_refused()
 }
 
 # A guest whose CPU data yields no record (its one page's commit zeroed)
-# loses every event: an error naming it. A guest that recorded nothing
-# still merges.
+# loses every event: an error naming it. One that recorded nothing merges.
 test_no_events()
 {
 	local at
@@ -452,10 +450,9 @@ test_outputs_kept()
 }
 
 # sync_commit_race NAME DIR FORCE COMMAND...: merge the step pair with -S
-# DIR (FORCE: -f or ""), its timeline into a FIFO, which holds the run
-# after --sync-out checked DIR and began its copies; then run COMMAND,
-# which puts something in the way of the guest's copy, and let the run go
-# on.
+# DIR (FORCE: -f or ""), its timeline into a FIFO, which holds the run after
+# --sync-out checked DIR and began its copies; then run COMMAND, which puts
+# something in the way of the guest's copy, and let the run go on.
 sync_commit_race()
 {
 	local fifo=$WORK/$1.fifo pid i
@@ -586,8 +583,7 @@ test_json()
 	tap_result $? "--json without --tsc-khz, on a host file that does not say the rate, is refused and writes nothing"
 }
 
-# pftrace_text FILE: the Perfetto trace FILE as protoc decodes it against
-# the project's schema.
+# pftrace_text FILE: the Perfetto trace FILE as protoc decodes it (our schema).
 pftrace_text()
 {
 	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
@@ -787,10 +783,9 @@ compact_switches()
 	}'
 }
 
-# The unit pair's switches chain on each CPU, but for a rename: all but
-# each CPU's first and the renamed one go compact, and decode back to the
-# switches written. A waking goes compact when the task on its CPU runs
-# it, else stays typed.
+# The unit pair's switches chain on each CPU, but for a rename: all but each
+# CPU's first and the renamed one go compact, and decode back to the switches
+# written. A waking goes compact when its CPU's task runs it, else stays typed.
 test_perfetto_compact()
 {
 	local ev=$WORK/compact.events
@@ -1065,10 +1060,9 @@ test_sync_last_guest_option()
 }
 
 # One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
-# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the
-# copy has none, said in one line; trace-cmd places the events by the
-# TIME_SHIFT, and merged again without @PID the guest is tied by its CPU
-# count.
+# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the copy
+# has none, said in one line; trace-cmd places the events by the TIME_SHIFT,
+# and merged again without @PID the guest is tied by its CPU count.
 test_sync_shared_thread()
 {
 	local id
