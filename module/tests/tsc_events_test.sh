@@ -8,16 +8,6 @@
 readonly INSTANCE=$TRACEFS/instances/ktk-$$
 readonly OTHER=$TRACEFS/instances/ktk-$$-other
 
-# tracefs (mounted if nobody has), KVM's TSC events and the x86-tsc clock.
-require_tracing()
-{
-	[ -d "$TRACEFS/instances" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
-		skip_all "tracefs is not mounted on $TRACEFS and cannot be"
-	[ -d "$TRACEFS/events/kvm/kvm_write_tsc_offset" ] ||
-		skip_all "no kvm:kvm_write_tsc_offset in tracefs: KVM is not loaded"
-	grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
-}
-
 # Entries in a buffer's ring (per_cpu/cpuN/stats), lost or read ones included.
 buffer_entries()
 {
@@ -109,7 +99,12 @@ instances_removed()
 
 start_test
 require_test_module
-require_tracing
+# tracefs (mounted if nobody has), KVM's TSC events and the x86-tsc clock.
+[ -d "$TRACEFS/instances" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
+	skip_all "tracefs is not mounted on $TRACEFS and cannot be"
+[ -d "$TRACEFS/events/kvm/kvm_write_tsc_offset" ] ||
+	skip_all "no kvm:kvm_write_tsc_offset in tracefs: KVM is not loaded"
+grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
 clean_up_on_exit "remove_instance $INSTANCE; remove_instance $OTHER; clean_up_test_module"
 make_load_dir
 # The test's instance records this script until the loader, which it

@@ -4,8 +4,7 @@
 # usage: KSRC=/path/to/linux apply.sh      (make apply KSRC=/path/to/linux)
 #
 # Unlike kernel-tree.sh, which owns the trees it applies to, this touches
-# nothing in the user's tree but what the series changes: no reset to a
-# base, no refs.
+# nothing in the user's tree but what the series changes: no reset, no refs.
 
 set -eu -o pipefail
 

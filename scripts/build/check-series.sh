@@ -45,8 +45,7 @@ prepare_config()
 	cp "$new" "$OUT/.config.requested"
 }
 
-# build_kvm LOG [MAKE_ARG...]: arch/x86/kvm/ built in the worktree; its
-# errors as comments.
+# build_kvm LOG [MAKE_ARG...]: arch/x86/kvm/ built, its errors as comments.
 build_kvm()
 {
 	local log=$1

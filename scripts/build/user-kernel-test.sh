@@ -4,8 +4,7 @@
 # The trees are a sparse clone and a plain copy of the packaged tree (or
 # KSRC's) at its base commit, under build/user-kernel-test: the source tree
 # is only read. A tree the series cannot go on is spoiled where the eighth
-# patch of nine applies, so that the seven before it are applied and must
-# be undone.
+# patch of nine applies: the seven before it are applied and must be undone.
 
 # shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
 . "$(dirname "$0")/../lib/script-test.sh"
@@ -135,9 +134,8 @@ test_plain_failing_patch()
 }
 
 # user-config.sh, what make kernel-config runs, on the clone into
-# WORK/config-ARCH, from tinyconfig for
-# ARCH as a user's base: x86 (32-bit there) lacks what KVM depends on,
-# x86_64 has it.
+# WORK/config-ARCH, from tinyconfig for ARCH as a user's base: x86 (32-bit
+# there) lacks what KVM depends on, x86_64 has it.
 run_config()
 {
 	local arch=$1

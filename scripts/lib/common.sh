@@ -76,8 +76,7 @@ add_ktt_files()
 
 # The TSC rate of this machine in kHz, which is also the test VM's: TCG
 # runs the guest TSC at the host's rate. The kernel log's, as record-host.sh
-# reads it, or else the CPU clock /proc/cpuinfo gives where the log is
-# closed to this user.
+# reads it, or the CPU clock of /proc/cpuinfo where the log is closed to us.
 host_tsc_khz()
 {
 	local khz mhz
@@ -182,8 +181,7 @@ check_series()
 	done
 }
 
-# No git am or rebase in progress and no uncommitted change, which git am
-# would mix with the series.
+# No git am or rebase in progress, no uncommitted change for git am to mix in.
 check_git_clean()
 {
 	local tree=$1 dir dirty

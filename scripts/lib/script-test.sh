@@ -25,8 +25,7 @@ start_test()
 	trap 'rm -rf "$WORK"' EXIT
 }
 
-# Run [VAR=VALUE...] COMMAND [ARG...]; keep its output in $OUT and its
-# status in $STATUS.
+# Run [VAR=VALUE...] COMMAND [ARG...]: its output in $OUT, its status in $STATUS.
 run_cmd()
 {
 	OUT=$(env "$@" 2>&1)

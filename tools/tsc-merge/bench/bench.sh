@@ -138,21 +138,14 @@ write_spec()
 	}'
 }
 
-# The pair is stale when anything that shapes it changed.
-traces_fingerprint()
-{
-	local formats
-
-	formats=$(find "$FIXTURE" -type f | sort)
-	# shellcheck disable=SC2086 # fixture paths have no blanks
-	{ cat "$0" "$SRC_DIR/tests/mktrace.c" $formats; echo "EVENTS=$EVENTS"; } | sha256sum
-}
-
 generate_traces()
 {
-	local fingerprint side
+	local formats fingerprint side
 
-	fingerprint=$(traces_fingerprint)
+	# The pair is stale when anything that shapes it changed.
+	formats=$(find "$FIXTURE" -type f | sort)
+	# shellcheck disable=SC2086 # fixture paths have no blanks
+	fingerprint=$({ cat "$0" "$SRC_DIR/tests/mktrace.c" $formats; echo "EVENTS=$EVENTS"; } | sha256sum)
 	if [ -f "$HOST_DAT" ] && [ -f "$GUEST_DAT" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$fingerprint" ]; then
 		note "reusing $HOST_DAT and $GUEST_DAT"
 		return 0
