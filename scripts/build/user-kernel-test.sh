@@ -23,12 +23,8 @@ readonly INSTALLED="usr/bin/kvm-tsc-merge usr/bin/kvm-tsc-record usr/lib/kvm-tsc
 # Each file the series changes or creates, and those apply.sh checks for.
 series_files()
 {
-	local p
-
-	for p in $(series_patches); do
-		sed -n -e 's|^--- a/||p' -e 's|^+++ b/||p' "$PATCH_DIR/$p"
-	done
-	echo Makefile scripts/kconfig/merge_config.sh | tr ' ' '\n'
+	series_patches | (cd "$PATCH_DIR" && xargs sed -n -e 's|^--- a/||p' -e 's|^+++ b/||p')
+	printf '%s\n' Makefile scripts/kconfig/merge_config.sh
 }
 
 # The files of TREE at COMMIT that the series reads or writes, into DIR.
