@@ -365,10 +365,8 @@ start()
 	fi
 	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE_DIR/log"
 	# Events on: any TSC write from here on is recorded, whatever the snapshot reads.
-	if [ -n "$kvm" ]; then
-		write_snapshot "$kvm" "$khz" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
-			die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
-	fi
+	[ -z "$kvm" ] || write_snapshot "$kvm" "$khz" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
+		die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
 	trap - EXIT
 	note "recording into $output (instance $INSTANCE, clock x86-tsc,$(echo "$events" | sed 's/ -e / /g'))"
 	[ -n "$kvm" ] ||

@@ -381,7 +381,6 @@ test_snapshot_no_vm()
 	local dir vms=''
 
 	require_kvm_debugfs || return
-	# The VM directories in KVM's debugfs.
 	for dir in "$KVM_DEBUGFS"/*-*; do
 		[ -d "$dir" ] && vms="$vms$dir "
 	done
