@@ -28,19 +28,13 @@ kvm_goes()
 	unload_kvm && expect_attached waiting
 }
 
-# Leave the probe unloaded and KVM loaded, as the test found them: the
-# vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
-clean_up()
-{
-	unload_if_loaded "$PROBE"
-	reload_kvm_if_gone
-}
-
 start_test
 require_probe
 require_kvm_vendor
 ktap_set_plan 5
-clean_up_on_exit clean_up
+# Leave the probe unloaded and KVM loaded, as the test found them: the
+# vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
+clean_up_on_exit "unload_if_loaded $PROBE; reload_kvm_if_gone"
 unload_kvm || ktap_exit_fail_msg "cannot unload $VENDOR and kvm"
 insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
 ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" expect_attached waiting

@@ -115,8 +115,7 @@ memory_stays()
 
 # VMS VMs of two vCPUs made and destroyed with the probe loaded, the
 # churning writers stopped: far more vCPUs than its table holds, so it
-# evicts; its table stays the size it was allocated at, and no write breaks
-# the event contract.
+# evicts; its table keeps its size and no write breaks the event contract.
 vms_with_probe_loaded()
 {
 	local bytes start made
@@ -132,19 +131,12 @@ vms_with_probe_loaded()
 		[ "$(counter violations)" = 0 ] && [ "$(counter evictions)" -gt 0 ]
 }
 
-# However the test ends: no writer left running, no probe left loaded.
-clean_up()
-{
-	stop_writers
-	unload_if_loaded "$PROBE"
-}
-
 start_test
 require_probe
 require_dev_kvm
 [ -x "$TSC_WRITER" ] || skip_all "$TSC_WRITER is missing: install the kvm-tsc-trace collection beside this one, or set TSC_WRITER"
 ktap_set_plan 6
-clean_up_on_exit clean_up
+clean_up_on_exit "stop_writers; unload_if_loaded $PROBE"
 clear_kmemleak
 start_writers
 ktap_test_result "TSC writes of two VM-churning tsc_writers reach $PROBE" events_reach_probe

@@ -2,9 +2,8 @@
 # probe_lib.sh: what the module tests share: where kvm_tsc_probe, tsc_writer and debugfs are, the checks that skip a test, and the set-up and clean-up steps the tests repeat (POSIX sh, sourced).
 #
 # The installed collection holds the module and ktap_helpers.sh next to
-# the tests, in TEST_DIR; the kvm-tsc-trace collection, tsc_writer's, is
-# installed beside it. KVM_TSC_PROBE_KO and TSC_WRITER override where the
-# two are looked for.
+# the tests, in TEST_DIR; tsc_writer's collection, kvm-tsc-trace, is
+# beside it. KVM_TSC_PROBE_KO and TSC_WRITER override both places.
 
 # shellcheck shell=sh
 # The constants below are for the tests that source this file.
@@ -32,11 +31,8 @@ source_ktap_helpers()
 	local f
 
 	for f in "$TEST_DIR/ktap_helpers.sh" "$TEST_DIR/../kselftest/ktap_helpers.sh"; do
-		if [ -r "$f" ]; then
-			# shellcheck source=/dev/null
-			. "$f"
-			return
-		fi
+		# shellcheck source=/dev/null
+		[ -r "$f" ] && { . "$f"; return; }
 	done
 	echo "Bail out! ktap_helpers.sh is neither in $TEST_DIR nor in $TEST_DIR/../kselftest"
 	exit 1
@@ -62,7 +58,6 @@ print_probe_messages()
 	dmesg 2>/dev/null | grep "$PROBE" | tail -n 5 | sed 's/^/# dmesg: /'
 }
 
-# A module that is loaded goes; one that is not is fine.
 unload_if_loaded()
 {
 	! is_loaded "$1" || rmmod "$1"
@@ -73,7 +68,6 @@ unload_probe()
 	rmmod "$PROBE" || { print_probe_messages; return 1; }
 }
 
-# Mounts debugfs unless somebody has; fails if it cannot be.
 mount_debugfs()
 {
 	grep -q " $DEBUGFS_ROOT debugfs " /proc/mounts ||
@@ -101,8 +95,7 @@ require_dev_kvm()
 	[ -c /dev/kvm ] || skip_all "/dev/kvm is missing: no KVM on this machine"
 }
 
-# Sets VENDOR to the vendor module that is loaded, kvm_amd or kvm_intel,
-# or skips.
+# Sets VENDOR to the vendor module loaded, kvm_amd or kvm_intel, or skips.
 require_kvm_vendor()
 {
 	for VENDOR in kvm_amd kvm_intel; do
@@ -133,8 +126,7 @@ meminfo_kb()
 	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo
 }
 
-# Runs COMMAND from run FROM until run TO or its first failure; prints how
-# many runs were done then.
+# Runs COMMAND from run FROM until TO or its first failure; prints the count.
 repeat_until_failure()
 {
 	local cmd="$1" i="$2" count="$3"
@@ -187,8 +179,7 @@ start_test()
 	[ -r /proc/modules ] || skip_all "this kernel cannot load modules: /proc/modules is missing"
 }
 
-# CLEAN_UP, a command, runs however the test ends: INT and TERM exit
-# through it too.
+# CLEAN_UP, a command line, runs however the test ends, INT and TERM too.
 clean_up_on_exit()
 {
 	# The command is meant to expand now.

@@ -13,9 +13,7 @@ readonly TRACEFS=/sys/kernel/tracing
 # The module next to the tests (where the collection's install puts it),
 # else next to kvm_tsc_probe.ko; TEST_KVM_TSC_KO overrides both.
 TEST_KO="${TEST_KVM_TSC_KO:-$TEST_DIR/$TEST_MODULE.ko}"
-if [ -z "${TEST_KVM_TSC_KO:-}" ] && [ ! -r "$TEST_KO" ]; then
-	TEST_KO="$(dirname "$PROBE_KO")/$TEST_MODULE.ko"
-fi
+[ -n "${TEST_KVM_TSC_KO:-}" ] || [ -r "$TEST_KO" ] || TEST_KO="$(dirname "$PROBE_KO")/$TEST_MODULE.ko"
 readonly TEST_KO
 # On the project's test kernels a missing TSC tracepoint fails the load.
 MODULE_ARGS=
@@ -25,8 +23,7 @@ readonly MODULE_ARGS
 # insmod's messages, in "insmod".
 LOAD_DIR=
 
-# What every test of the module needs: the module, not loaded by someone
-# else, and /dev/kvm.
+# What every test of the module needs: the module, not loaded, and /dev/kvm.
 require_test_module()
 {
 	[ -r "$TEST_KO" ] ||
@@ -36,8 +33,7 @@ require_test_module()
 	require_dev_kvm
 }
 
-# Where the loader leaves its pid and insmod's messages; removed by
-# clean_up_test_module.
+# LOAD_DIR, which clean_up_test_module removes.
 make_load_dir()
 {
 	LOAD_DIR=$(mktemp -d /tmp/test_kvm_tsc.XXXXXX) ||
@@ -51,7 +47,7 @@ make_load_dir()
 # on. Returns insmod's status.
 load_test_module()
 {
-	local instance="$1" rc=0
+	local instance="$1"
 
 	shift
 	rm -f "$LOAD_DIR/pid"
@@ -60,8 +56,7 @@ load_test_module()
 		[ -z "$2" ] || echo $$ >"$2/set_event_pid" || exit 1
 		ko=$3; shift 3; exec insmod "$ko" "$@"' \
 		sh "$LOAD_DIR" "$instance" "$TEST_KO" $MODULE_ARGS "$@" \
-		>"$LOAD_DIR/insmod" 2>&1 || rc=$?
-	return $rc
+		>"$LOAD_DIR/insmod" 2>&1
 }
 
 # The module's KTAP from the last load, without the log prefix. When
@@ -84,12 +79,6 @@ print_module_ktap()
 {
 	module_ktap | sed "s/^/# $TEST_MODULE: /"
 	sed "s/^/# insmod: /" "$LOAD_DIR/insmod"
-}
-
-# The events the module saw, as tracefs prints them, in order.
-module_events()
-{
-	module_ktap | sed -n 's/^# event: //p'
 }
 
 # Every check of the load passed: insmod succeeded, the module printed its

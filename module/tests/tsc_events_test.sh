@@ -7,18 +7,6 @@
 
 readonly INSTANCE=$TRACEFS/instances/ktk-$$
 readonly OTHER=$TRACEFS/instances/ktk-$$-other
-TOP_BEFORE=0
-TOP_BUSY=
-
-# tracefs (mounted if nobody has), KVM's TSC events and the x86-tsc clock.
-require_tracing()
-{
-	[ -d "$TRACEFS/instances" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
-		skip_all "tracefs is not mounted on $TRACEFS and cannot be"
-	[ -d "$TRACEFS/events/kvm/kvm_write_tsc_offset" ] ||
-		skip_all "no kvm:kvm_write_tsc_offset in tracefs: KVM is not loaded"
-	grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
-}
 
 # Entries in a buffer's ring (per_cpu/cpuN/stats), lost or read ones included.
 buffer_entries()
@@ -66,27 +54,13 @@ instance_events()
 	sed -n 's/^.* \(kvm_[a-z_]*: vcpu=.*\)$/\1/p' "$1/trace"
 }
 
-# The test's instance records this script until the loader, which it
-# forks, puts in its own pid: nothing else gets in before the load. The
-# other one records this script only, which runs no VM: with event-fork
-# it would record the loader too.
-set_up_tracing()
-{
-	create_instance "$INSTANCE" $$ 1 ||
-		ktap_exit_fail_msg "cannot set up tracefs instance $INSTANCE"
-	create_instance "$OTHER" $$ 0 ||
-		ktap_exit_fail_msg "cannot set up tracefs instance $OTHER"
-	TOP_BUSY=$(top_level_busy)
-	TOP_BEFORE=$(buffer_entries "$TRACEFS")
-}
-
 instance_holds_module_events()
 {
 	local seen reported
 
 	echo 0 >"$INSTANCE/tracing_on"
 	seen=$(instance_events "$INSTANCE")
-	reported=$(module_events)
+	reported=$(module_ktap | sed -n 's/^# event: //p')
 	ktap_print_msg "$(echo "$reported" | grep -c .) events reported by $TEST_MODULE," \
 		"$(echo "$seen" | grep -c .) in $INSTANCE"
 	[ -n "$reported" ] && [ "$seen" = "$reported" ] && return 0
@@ -123,20 +97,24 @@ instances_removed()
 		[ ! -e "$INSTANCE" ] && [ ! -e "$OTHER" ]
 }
 
-# However the test ends: no instance left, the module unloaded.
-clean_up()
-{
-	remove_instance "$INSTANCE"
-	remove_instance "$OTHER"
-	clean_up_test_module
-}
-
 start_test
 require_test_module
-require_tracing
-clean_up_on_exit clean_up
+# tracefs (mounted if nobody has), KVM's TSC events and the x86-tsc clock.
+[ -d "$TRACEFS/instances" ] || mount -t tracefs tracefs "$TRACEFS" 2>/dev/null ||
+	skip_all "tracefs is not mounted on $TRACEFS and cannot be"
+[ -d "$TRACEFS/events/kvm/kvm_write_tsc_offset" ] ||
+	skip_all "no kvm:kvm_write_tsc_offset in tracefs: KVM is not loaded"
+grep -q x86-tsc "$TRACEFS/trace_clock" || skip_all "tracefs has no x86-tsc clock"
+clean_up_on_exit "remove_instance $INSTANCE; remove_instance $OTHER; clean_up_test_module"
 make_load_dir
-set_up_tracing
+# The test's instance records this script until the loader, which it
+# forks, puts in its own pid: nothing else gets in before the load. The
+# other one records this script only, which runs no VM: with event-fork
+# it would record the loader too.
+create_instance "$INSTANCE" $$ 1 || ktap_exit_fail_msg "cannot set up tracefs instance $INSTANCE"
+create_instance "$OTHER" $$ 0 || ktap_exit_fail_msg "cannot set up tracefs instance $OTHER"
+TOP_BUSY=$(top_level_busy)
+TOP_BEFORE=$(buffer_entries "$TRACEFS")
 ktap_print_msg "loading $TEST_KO $MODULE_ARGS, recorded in $INSTANCE"
 if ! load_test_module "$INSTANCE"; then
 	reason=$(module_skip_reason)

@@ -58,19 +58,13 @@ no_kvm_skips()
 		module_skip_reason | grep -q 'cannot open /dev/kvm'
 }
 
-# Leave the test module unloaded and KVM loaded, as the test found them:
-# the vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
-clean_up()
-{
-	clean_up_test_module
-	reload_kvm_if_gone
-}
-
 start_test
 require_test_module
 require_kvm_vendor
 ktap_set_plan 5
-clean_up_on_exit clean_up
+# Leave the test module unloaded and KVM loaded, as the test found them:
+# the vendor module (kvm_amd or kvm_intel) reloaded with nested=1.
+clean_up_on_exit "clean_up_test_module; reload_kvm_if_gone"
 make_load_dir
 ktap_test_result "fail_step=tsc_msr fails the load on that step alone, with expected and seen values" \
 	wrong_expectation_fails

@@ -8,9 +8,8 @@
 readonly LOADS=100
 readonly WARMUP=10
 # kB each load may add on average after the warm-up, to Slab and to
-# VmallocUsed alike: each load creates a VM with its vCPUs and runs their
-# guests, and a VM or vCPU left behind costs more than ten times this in
-# either counter.
+# VmallocUsed alike: a load creates a VM and runs its vCPUs' guests, and a
+# VM or vCPU left behind costs over ten times this in either counter.
 readonly KB_PER_LOAD=4
 DONE=0
 SLAB_BEFORE=0
@@ -63,16 +62,6 @@ within_noise()
 	[ "$1" -lt $(((LOADS - WARMUP) * KB_PER_LOAD)) ]
 }
 
-# KASAN holds freed objects in a quarantine of up to 1/32 of memory, which
-# the first ~80 loads fill and which then turns over by hundreds of kB: on
-# a KASAN kernel Slab measures that, so its check skips and kmemleak's
-# counts. KASAN's run-time calls are in the symbol table of a KASAN kernel
-# only.
-has_kasan()
-{
-	grep -q ' __asan_load8$' /proc/kallsyms 2>/dev/null
-}
-
 start_test
 require_test_module
 ktap_set_plan 4
@@ -82,7 +71,11 @@ mount_debugfs
 clear_kmemleak
 run_all_loads
 ktap_test_result "$LOADS loads in a row pass all their checks and unload" all_loads_pass
-if has_kasan; then
+# KASAN holds freed objects in a quarantine of up to 1/32 of memory, which
+# the first ~80 loads fill and which then turns over by hundreds of kB: on
+# a KASAN kernel (only its symbol table has KASAN's run-time calls) Slab
+# measures that, so its check skips and kmemleak's counts.
+if grep -q ' __asan_load8$' /proc/kallsyms 2>/dev/null; then
 	ktap_test_skip "Slab grows by less than $KB_PER_LOAD kB a load after $WARMUP: KASAN's quarantine holds freed objects"
 else
 	ktap_test_result "Slab grows by less than $KB_PER_LOAD kB a load after $WARMUP" \

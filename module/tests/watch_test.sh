@@ -9,12 +9,6 @@
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
 
-report_counters()
-{
-	sed 's/^/# counters: /' "$DEBUGFS/counters"
-	sed 's/^/# violation: /' "$DEBUGFS/violations"
-}
-
 counted_no_violation()
 {
 	grep -qx 'violations 0' "$DEBUGFS/counters"
@@ -24,7 +18,8 @@ start_test
 is_loaded "$PROBE" || skip_all "$PROBE was not loaded while the suites ran"
 require_debugfs
 ktap_set_plan 2
-report_counters
+sed 's/^/# counters: /' "$DEBUGFS/counters"
+sed 's/^/# violation: /' "$DEBUGFS/violations"
 ktap_test_result "$PROBE counted no violation over the suites that ran before it" \
 	counted_no_violation
 ktap_test_result "$PROBE unloads after watching them" unload_probe

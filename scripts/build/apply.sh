@@ -4,8 +4,7 @@
 # usage: KSRC=/path/to/linux apply.sh      (make apply KSRC=/path/to/linux)
 #
 # Unlike kernel-tree.sh, which owns the trees it applies to, this touches
-# nothing in the user's tree but what the series changes: no reset to a
-# base, no refs.
+# nothing in the user's tree but what the series changes: no reset, no refs.
 
 set -eu -o pipefail
 
@@ -22,16 +21,8 @@ check_not_applied()
 	local tree=$1 last
 
 	last=$(series_patches | tail -1)
-	if patch -d "$tree" "${PATCH_OPTS[@]}" -R --dry-run <"$PATCH_DIR/$last" >/dev/null 2>&1; then
+	! patch -d "$tree" "${PATCH_OPTS[@]}" -R --dry-run <"$PATCH_DIR/$last" >/dev/null 2>&1 ||
 		die "KSRC=$tree already has the series: its last patch, $last, is applied"
-	fi
-}
-
-# git am records the user as committer: say so before the first patch.
-check_git_identity()
-{
-	git -C "$1" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
-		die "git am needs your identity in KSRC=$1: git config user.name/user.email"
 }
 
 # Each patch a commit; at the first that fails, back to the starting HEAD.
@@ -102,7 +93,9 @@ main()
 	if is_git_tree "$tree"; then
 		check_git_clean "$tree"
 		check_not_applied "$tree"
-		check_git_identity "$tree"
+		# git am records the user as committer: say so before the first patch.
+		git -C "$tree" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
+			die "git am needs your identity in KSRC=$tree: git config user.name/user.email"
 		git_am_series "$tree"
 	else
 		check_not_applied "$tree"

@@ -45,11 +45,13 @@ prepare_config()
 	cp "$new" "$OUT/.config.requested"
 }
 
+# build_kvm LOG [MAKE_ARG...]: arch/x86/kvm/ built, its errors as comments.
 build_kvm()
 {
 	local log=$1
 
-	make -C "$WORKTREE" O="$OUT" CC="ccache gcc" -j"$(nproc)" arch/x86/kvm/ >"$log" 2>&1 && return 0
+	shift
+	make -C "$WORKTREE" O="$OUT" CC="ccache gcc" -j"$(nproc)" "$@" arch/x86/kvm/ >"$log" 2>&1 && return 0
 	grep -m5 -e 'error:' -e 'Error' "$log" | sed 's/^/# /'
 	return 1
 }
@@ -57,11 +59,8 @@ build_kvm()
 # Sparse's warnings without line numbers, which the series shifts.
 run_sparse()
 {
-	local log=$1
-
-	make -C "$WORKTREE" O="$OUT" CC="ccache gcc" -j"$(nproc)" C=2 arch/x86/kvm/ >"$log.raw" 2>&1 ||
-		return 1
-	grep -E ': (warning|error):' "$log.raw" | sed -E 's/:[0-9]+:[0-9]+: /: /' | sort >"$log"
+	build_kvm "$1.raw" C=2 || return 1
+	grep -E ': (warning|error):' "$1.raw" | sed -E 's/:[0-9]+:[0-9]+: /: /' | sort >"$1"
 }
 
 # The log of one step for one patch; sub-series' patches have a directory.
@@ -91,10 +90,7 @@ apply_and_build()
 	local patch=$1 log
 
 	log=$(log_of am "$patch")
-	if ! git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$log" 2>&1; then
-		sed 's/^/# /' "$log" | head -5
-		return 1
-	fi
+	git -C "$WORKTREE" am -q "$PATCH_DIR/$patch" >"$log" 2>&1 || { sed 's/^/# /' "$log" | head -5; return 1; }
 	build_kvm "$(log_of build "$patch")"
 }
 

@@ -11,17 +11,6 @@
 readonly CLONE=$WORK/linux
 readonly SCRIPT=$TOP_DIR/scripts/build/kernel-tree.sh
 
-# Run kernel-tree.sh with the given VAR=VALUE environment.
-run_script()
-{
-	run_cmd "$@" "$SCRIPT"
-}
-
-make_clone()
-{
-	make_sparse_clone "$TREE_DIR" "$CLONE" HEAD /Makefile /scripts/ /include/ /arch/x86/
-}
-
 # A one-patch series changing a comment in trace.h; SPOIL=1 breaks its context.
 make_series()
 {
@@ -48,7 +37,7 @@ declare -A REFUSAL=(
 # kernel-tree.sh refuses KSRC=WORK/NAME, saying what REFUSAL has for NAME.
 test_refused()
 {
-	run_script KSRC="$WORK/$1"
+	run_cmd KSRC="$WORK/$1" "$SCRIPT"
 	expect_error "${REFUSAL[$1]}"
 }
 
@@ -59,7 +48,7 @@ test_broken_series()
 	mkdir -p "$WORK/broken"
 	echo "0001-not-there.patch" >"$WORK/broken/series"
 	head=$(git -C "$CLONE" rev-parse HEAD)
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/broken"
+	run_cmd KSRC="$CLONE" PATCH_DIR="$WORK/broken" "$SCRIPT"
 	expect_error "names 0001-not-there.patch, which is not there" || return 1
 	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$head" ] || { echo "# HEAD moved"; return 1; }
 }
@@ -70,9 +59,8 @@ test_dirty_tree()
 
 	echo "/* local edit */" >>"$CLONE/arch/x86/kvm/x86.c"
 	before=$(sha256sum "$CLONE/arch/x86/kvm/x86.c")
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good"
-	expect_error "uncommitted changes" || return 1
-	expect_error "arch/x86/kvm/x86.c" || return 1
+	run_cmd KSRC="$CLONE" PATCH_DIR="$WORK/good" "$SCRIPT"
+	expect_error "uncommitted changes" && expect_error "arch/x86/kvm/x86.c" || return 1
 	[ "$(sha256sum "$CLONE/arch/x86/kvm/x86.c")" = "$before" ] ||
 		{ echo "# the refused tree was modified"; return 1; }
 	git -C "$CLONE" checkout -q -- arch/x86/kvm/x86.c
@@ -83,9 +71,8 @@ test_failing_patch()
 	local base
 
 	base=$(git -C "$CLONE" rev-parse HEAD)
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/spoiled"
-	expect_error "patch 0001-.*does not apply" || return 1
-	expect_error "patch failed: arch/x86/kvm/trace.h:" || return 1
+	run_cmd KSRC="$CLONE" PATCH_DIR="$WORK/spoiled" "$SCRIPT"
+	expect_error "patch 0001-.*does not apply" && expect_error "patch failed: arch/x86/kvm/trace.h:" || return 1
 	[ "$(git -C "$CLONE" rev-parse HEAD)" = "$base" ] ||
 		{ echo "# HEAD moved from the base $base"; return 1; }
 	[ -z "$(git -C "$CLONE" status --porcelain --untracked-files=no)" ] ||
@@ -97,8 +84,8 @@ test_failing_patch()
 # the base, not the series twice.
 test_apply_twice()
 {
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good" && expect_success || return 1
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/good" && expect_success || return 1
+	run_cmd KSRC="$CLONE" PATCH_DIR="$WORK/good" "$SCRIPT" && expect_success || return 1
+	run_cmd KSRC="$CLONE" PATCH_DIR="$WORK/good" "$SCRIPT" && expect_success || return 1
 	[ "$(git -C "$CLONE" rev-parse HEAD~1)" = "$(git -C "$CLONE" rev-parse refs/kvm-tsc-trace/base)" ] ||
 		{ echo "# after a rerun HEAD~1 is not the base"; return 1; }
 	[ "$(grep -c "tracepoint test" "$CLONE/arch/x86/kvm/trace.h")" = 1 ] ||
@@ -110,7 +97,7 @@ test_changed_series()
 	local base
 
 	base=$(git -C "$CLONE" rev-parse refs/kvm-tsc-trace/base)
-	run_script KSRC="$CLONE" PATCH_DIR="$WORK/other"
+	run_cmd KSRC="$CLONE" PATCH_DIR="$WORK/other" "$SCRIPT"
 	expect_success || return 1
 	[ "$(git -C "$CLONE" rev-parse HEAD~1)" = "$base" ] ||
 		{ echo "# the changed series was not applied on the base $base"; return 1; }
@@ -119,12 +106,9 @@ test_changed_series()
 
 main()
 {
-	use_ktap
-	ktap_print_header
-	trap cleanup EXIT
-	cleanup
-	mkdir -p "$WORK"
-	make_clone || ktap_exit_fail_msg "cannot clone $TREE_DIR"
+	start_test
+	make_sparse_clone "$TREE_DIR" "$CLONE" HEAD /Makefile /scripts/ /include/ /arch/x86/ ||
+		ktap_exit_fail_msg "cannot clone $TREE_DIR"
 	mkdir -p "$WORK/empty" "$WORK/nogit"
 	cp -r "$CLONE"/{Makefile,arch,scripts} "$WORK/nogit/"
 	make_series good

@@ -13,14 +13,6 @@ readonly SOURCE_PKG=linux-source-6.12
 readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz
 readonly APPLIED_REF=refs/kvm-tsc-trace/applied
 
-# Commits made here must not depend on the user's git identity being set.
-use_default_identity()
-{
-	git config user.email >/dev/null 2>&1 && return 0
-	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
-	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-}
-
 install_source_pkg()
 {
 	[ -f "$SOURCE_TARBALL" ] && return 0
@@ -58,10 +50,8 @@ prepare_packaged_tree()
 
 	install_source_pkg
 	version=$(dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2>/dev/null || true)
-	if [ "$(cat "$TREE_DIR/.git/kvm-tsc-trace.version" 2>/dev/null)" != "$version" ]; then
-		unpack_source_pkg "$version"
-		return 0
-	fi
+	[ "$(cat "$TREE_DIR/.git/kvm-tsc-trace.version" 2>/dev/null)" = "$version" ] ||
+		{ unpack_source_pkg "$version"; return 0; }
 	# Our own tree: an interrupted git am or stray edits are simply discarded.
 	[ -d "$(git_path "$TREE_DIR" rebase-apply)" ] && git -C "$TREE_DIR" am --abort
 	git -C "$TREE_DIR" diff --quiet HEAD || git -C "$TREE_DIR" reset -q --hard HEAD
@@ -89,9 +79,8 @@ record_base()
 
 	head=$(git -C "$tree" rev-parse HEAD)
 	applied=$(git -C "$tree" rev-parse -q --verify "$APPLIED_REF" || true)
-	if [ "$head" != "$applied" ] || ! git -C "$tree" rev-parse -q --verify "$BASE_REF" >/dev/null; then
+	[ "$head" = "$applied" ] && git -C "$tree" rev-parse -q --verify "$BASE_REF" >/dev/null ||
 		git -C "$tree" update-ref "$BASE_REF" "$head"
-	fi
 }
 
 # make runs this when the series changed: start again from the base.

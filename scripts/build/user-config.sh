@@ -4,8 +4,7 @@
 # usage: KSRC=/path/to/linux [BASE_CONFIG=FILE] [O=DIR] user-config.sh
 #        (make kernel-config KSRC=... [BASE_CONFIG=...] [O=...])
 #
-# The result is O/.config (default KSRC/.config); a snippet option that did
-# not make it fails the run.
+# The result is O/.config (default KSRC/.config); a snippet option left out fails.
 
 set -eu -o pipefail
 

@@ -4,8 +4,7 @@
 # The trees are a sparse clone and a plain copy of the packaged tree (or
 # KSRC's) at its base commit, under build/user-kernel-test: the source tree
 # is only read. A tree the series cannot go on is spoiled where the eighth
-# patch of nine applies, so that the seven before it are applied and must
-# be undone.
+# patch of nine applies: the seven before it are applied and must be undone.
 
 # shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
 . "$(dirname "$0")/../lib/script-test.sh"
@@ -24,12 +23,8 @@ readonly INSTALLED="usr/bin/kvm-tsc-merge usr/bin/kvm-tsc-record usr/lib/kvm-tsc
 # Each file the series changes or creates, and those apply.sh checks for.
 series_files()
 {
-	local p
-
-	for p in $(series_patches); do
-		sed -n -e 's|^--- a/||p' -e 's|^+++ b/||p' "$PATCH_DIR/$p"
-	done
-	echo Makefile scripts/kconfig/merge_config.sh | tr ' ' '\n'
+	series_patches | (cd "$PATCH_DIR" && xargs sed -n -e 's|^--- a/||p' -e 's|^+++ b/||p')
+	printf '%s\n' Makefile scripts/kconfig/merge_config.sh
 }
 
 # The files of TREE at COMMIT that the series reads or writes, into DIR.
@@ -54,13 +49,6 @@ tree_sum()
 spoil()
 {
 	echo "spoiled for the test" >"$1/$SPOILED_FILE"
-}
-
-make_trees()
-{
-	make_sparse_clone "$SOURCE" "$CLONE" "$BASE" /Makefile /scripts/ /include/ /arch/x86/ \
-		/Documentation/virt/ /tools/testing/selftests/kvm/ '/**/Kconfig*' /kernel/configs/ || return 1
-	export_files "$CLONE" "$BASE" "$PLAIN"
 }
 
 test_git_apply()
@@ -142,9 +130,8 @@ test_plain_failing_patch()
 }
 
 # user-config.sh, what make kernel-config runs, on the clone into
-# WORK/config-ARCH, from tinyconfig for
-# ARCH as a user's base: x86 (32-bit there) lacks what KVM depends on,
-# x86_64 has it.
+# WORK/config-ARCH, from tinyconfig for ARCH as a user's base: x86 (32-bit
+# there) lacks what KVM depends on, x86_64 has it.
 run_config()
 {
 	local arch=$1
@@ -205,18 +192,14 @@ test_uninstall()
 
 main()
 {
-	use_ktap
-	ktap_print_header
+	start_test
 	SOURCE=$(kernel_tree)
 	readonly SOURCE
-	trap cleanup EXIT
-	cleanup
-	mkdir -p "$WORK"
-	# git am commits: an identity that the test machine may not have.
-	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
-	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
-	BASE=$(git -C "$SOURCE" rev-parse "$BASE_REF") && make_trees ||
-		ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
+	use_default_identity
+	BASE=$(git -C "$SOURCE" rev-parse "$BASE_REF") &&
+		make_sparse_clone "$SOURCE" "$CLONE" "$BASE" /Makefile /scripts/ /include/ /arch/x86/ \
+			/Documentation/virt/ /tools/testing/selftests/kvm/ '/**/Kconfig*' /kernel/configs/ &&
+		export_files "$CLONE" "$BASE" "$PLAIN" || ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
 	readonly BASE
 
 	ktap_set_plan 11

@@ -74,8 +74,7 @@ test_tap_kept()
 		'^ok 1 selftests: kvm-tsc-trace: planted_pass.sh$' \
 		'^# planted_fail: fails on purpose$' \
 		'^ok 3 selftests: kvm-tsc-trace: planted_skip.sh # SKIP$' || return 1
-	# From the runner's first line on, up to make's own and the verdict's,
-	# the output is the log's.
+	# From the runner's first line up to make's own and the verdict's: the log.
 	[ -f "$log" ] &&
 	cmp -s <(sed -n '/^TAP version 13$/,$p' <<<"$OUT" | head -n "$(wc -l <"$log")") "$log" ||
 		{ echo "# $log is not the runner's output"; return 1; }
@@ -90,9 +89,8 @@ test_pass_and_skip_pass()
 }
 
 # module/tests runs its tests from OUTPUT through lib.mk's own run_tests, and
-# takes them by name from its directory: a copy of its Makefile and settings
-# and of ksft-collection.mk, laid out as in the repository, with the
-# planted tests beside them.
+# takes them by name from its directory: a copy of its Makefile, settings and
+# ksft-collection.mk, laid out as in the repository, the planted tests beside.
 test_module_collection_fails()
 {
 	local copy=$WORK/module-copy
@@ -110,12 +108,9 @@ test_module_collection_fails()
 
 main()
 {
-	use_ktap
-	ktap_print_header
+	start_test
 	TREE=$(kernel_tree)
 	readonly TREE
-	trap cleanup EXIT
-	cleanup
 	plant_tests
 
 	ktap_set_plan 4

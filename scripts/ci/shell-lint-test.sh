@@ -1,8 +1,6 @@
 #!/bin/bash
 # shell-lint-test.sh: TAP: shellcheck -x -S warning on every shell script git tracks, one result a file.
 #
-# usage: shell-lint-test.sh
-#
 # A shell script is a tracked file named *.sh (the sourced libraries have no
 # #! line) or one that file(1) calls a shell script (.ci/run). Each file is
 # checked from the top of the repository, following what it sources (-x);

@@ -38,9 +38,8 @@ setup_mounts()
 	ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
 }
 
-# Forced emulation lets a selftest's L1 run RDTSC through KVM's emulator,
-# the only way L1 sees the TSC offset KVM keeps in software on VMX
-# (nested_tsc_restore_test).
+# Forced emulation lets a selftest's L1 run RDTSC through KVM's emulator, the
+# only way L1 sees the offset KVM keeps in software on VMX (nested_tsc_restore_test).
 load_kvm()
 {
 	modprobe kvm force_emulation_prefix=1
@@ -53,16 +52,6 @@ load_kvm()
 	fi
 }
 
-# With an unstable TSC, KVM rewrites the offsets at every vcpu_load and
-# exact event sequences become meaningless.
-check_tsc()
-{
-	if dmesg | grep -q 'Marking TSC unstable'; then
-		echo "Bail out! the TSC of the test VM is marked unstable: $(dmesg | grep -m1 'TSC unstable')"
-		return 1
-	fi
-}
-
 readonly CLOCKSOURCE=/sys/devices/system/clocksource/clocksource0/current_clocksource
 
 tsc_is_clocksource()
@@ -70,25 +59,24 @@ tsc_is_clocksource()
 	[ "$(cat "$CLOCKSOURCE")" = tsc ]
 }
 
-# The refined TSC clocksource replaces tsc-early a second after boot, which
-# under Bochs (a guest second is about a minute) comes after the first
-# tests: kvm_clock_test needs it. Idle time is cheap in both emulators.
-wait_tsc_clocksource()
-{
-	wait_until 10 tsc_is_clocksource ||
-		echo "# the clocksource is still $(cat "$CLOCKSOURCE") after 10 s, not tsc"
-}
-
 run_payload()
 {
 	cd /ktt || return 1
-	wait_tsc_clocksource
-	check_tsc || return 1
+	# The refined TSC clocksource replaces tsc-early a second after boot, which
+	# under Bochs (a guest second is about a minute) comes after the first
+	# tests: kvm_clock_test needs it. Idle time is cheap in both emulators.
+	wait_until 10 tsc_is_clocksource ||
+		echo "# the clocksource is still $(cat "$CLOCKSOURCE") after 10 s, not tsc"
+	# With an unstable TSC, KVM rewrites the offsets at every vcpu_load and
+	# exact event sequences become meaningless.
+	if dmesg | grep -q 'Marking TSC unstable'; then
+		echo "Bail out! the TSC of the test VM is marked unstable: $(dmesg | grep -m1 'TSC unstable')"
+		return 1
+	fi
 	sh -c "$(cat /payload)"
 }
 
-# Without 9p, /export leaves as a tar stream; tar and gzip tell the host
-# whether it came whole.
+# Without 9p, /export leaves as a tar stream; tar and gzip tell if it came whole.
 send_export()
 {
 	[ "${ktt_share:-}" = 9p ] && return 0

@@ -66,12 +66,9 @@ export KVM_TSC_PROBE_KO="/ktt/$ko"
 export TEST_KVM_TSC_KO="/ktt/${ko%/*}/test_kvm_tsc.ko"
 # The test kernel has the series and a vendor module: their absence fails.
 export KTT_TEST_KERNEL=1
-if [ -n "$suites_only" ]; then
-	# shellcheck disable=SC2086 # $churn is one option and its value
-	set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh \
-		-t kvm_tsc_probe:tsc_events_test.sh -t kvm_tsc_probe:tsc_failure_test.sh \
-		-t kvm_tsc_probe:tsc_loads_test.sh $churn
-else
-	set --
-fi
+# The options are all read: "$@" is empty but for --suites-only.
+# shellcheck disable=SC2086 # $churn is one option and its value
+[ -z "$suites_only" ] || set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh \
+	-t kvm_tsc_probe:tsc_events_test.sh -t kvm_tsc_probe:tsc_failure_test.sh \
+	-t kvm_tsc_probe:tsc_loads_test.sh $churn
 exec "$KSFT/run_kselftest.sh" "$@"

@@ -52,10 +52,9 @@ copy_with_libs()
 }
 
 # Where the initramfs of a test VM or a nested guest keeps the poll helper
-# its /init and payloads source.
+# its /init and payloads source; add_poll_lib ROOT puts it there.
 POLL_LIB=/lib/ktt/poll.sh
 
-# The poll helper, where an /init and its payloads find it in ROOT.
 add_poll_lib()
 {
 	mkdir -p "$1${POLL_LIB%/*}"
@@ -77,8 +76,7 @@ add_ktt_files()
 
 # The TSC rate of this machine in kHz, which is also the test VM's: TCG
 # runs the guest TSC at the host's rate. The kernel log's, as record-host.sh
-# reads it, or else the CPU clock /proc/cpuinfo gives where the log is
-# closed to this user.
+# reads it, or the CPU clock of /proc/cpuinfo where the log is closed to us.
 host_tsc_khz()
 {
 	local khz mhz
@@ -87,6 +85,15 @@ host_tsc_khz()
 	mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' /proc/cpuinfo | head -1)
 	[ -n "$mhz" ] || die "cannot tell the host TSC frequency: give vmtest.sh --tsc-khz"
 	awk -v m="$mhz" 'BEGIN { printf "%d\n", m * 1000 + 0.5 }'
+}
+
+# Commits made by the scripts and their tests must not depend on the
+# user's git identity being set.
+use_default_identity()
+{
+	git config user.email >/dev/null 2>&1 && return 0
+	export GIT_AUTHOR_NAME=kvm-tsc-trace GIT_AUTHOR_EMAIL=kvm-tsc-trace@localhost
+	export GIT_COMMITTER_NAME=kvm-tsc-trace GIT_COMMITTER_EMAIL=kvm-tsc-trace@localhost
 }
 
 # The entries of a series file, without comments and blank lines.
@@ -174,8 +181,7 @@ check_series()
 	done
 }
 
-# No git am or rebase in progress and no uncommitted change, which git am
-# would mix with the series.
+# No git am or rebase in progress, no uncommitted change for git am to mix in.
 check_git_clean()
 {
 	local tree=$1 dir dirty

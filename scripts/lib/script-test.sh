@@ -1,10 +1,9 @@
-# script-test.sh: the script tests' prologue (set -u, WORK, cleanup) and helpers: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
+# script-test.sh: the script tests' prologue (set -u, WORK, start_test) and helpers: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
 
 # shellcheck shell=bash
 # OUT and STATUS are read by the tests that source this file.
 # shellcheck disable=SC2034
 
-# Unset variables are errors in every script test.
 set -u
 
 # What every script test needs of the scripts it tests: the tree's layout,
@@ -12,17 +11,21 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# The test's own folder, build/ and its name, which cleanup removes.
+# The test's own folder, build/ and its name.
 WORK=$BUILD_DIR/$(basename "$0" .sh)
 readonly WORK
 
-cleanup()
+# The KTAP header, and WORK made afresh and removed however the test ends.
+start_test()
 {
+	use_ktap
+	ktap_print_header
 	rm -rf "$WORK"
+	mkdir -p "$WORK"
+	trap 'rm -rf "$WORK"' EXIT
 }
 
-# Run [VAR=VALUE...] COMMAND [ARG...]; keep its output in $OUT and its
-# status in $STATUS.
+# Run [VAR=VALUE...] COMMAND [ARG...]: its output in $OUT, its status in $STATUS.
 run_cmd()
 {
 	OUT=$(env "$@" 2>&1)
@@ -47,7 +50,6 @@ expect_error()
 	show_out
 }
 
-# The run succeeded.
 expect_success()
 {
 	[ "$STATUS" = 0 ] && return 0

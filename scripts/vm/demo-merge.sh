@@ -47,8 +47,7 @@ show_writes()
 }
 
 # Each marker with the host's exit for the port write the guest made right
-# after it: the pair must be adjacent on the vCPU, before and after the
-# TSC write alike.
+# after it: adjacent on the vCPU, before and after the TSC write alike.
 show_markers()
 {
 	awk '/ktt-marker/ { split($0, f, "cpu="); pending[f[2] + 0] = $0; next }

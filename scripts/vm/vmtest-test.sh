@@ -9,8 +9,7 @@ set -u
 readonly SCRIPT=$TOP_DIR/scripts/vm/vmtest.sh
 readonly VM_DIR=$BUILD_DIR/vmtest-test
 
-# Boot with vmtest.sh's OPTIONs and a payload; keep the output in $OUT and
-# the status in $STATUS.
+# Boot with vmtest.sh's OPTIONs and a payload: its output in $OUT, status in $STATUS.
 run_vm()
 {
 	OUT=$("$SCRIPT" --dir "$VM_DIR" "$@" 2>&1)

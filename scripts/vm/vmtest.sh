@@ -54,8 +54,7 @@ usage()
 	EOF
 }
 
-# The options into VMM, VM_DIR, TIMEOUT, SILENCE, FILES, ADD_DIRS, VM_CPUS,
-# VM_MEM, KBUILD_OUT and TSC_KHZ; the command's words are left in ARGS.
+# The options into their variables; the command's words into ARGS.
 parse_args()
 {
 	local kernel=test dir
@@ -167,8 +166,7 @@ start_qemu()
 {
 	local tsc_khz=$TSC_KHZ
 
-	# Telling the guest the rate spares it a calibration that fails without
-	# a reference timer.
+	# Told the rate, the guest skips a calibration failing without a reference timer.
 	[ -n "$tsc_khz" ] || tsc_khz=$(host_tsc_khz)
 	# thread=single: multi-threaded TCG can run a jump-label patch's stale
 	# int3 (the user guide says more). pci=noacpi: the BIOS's routing table
@@ -215,9 +213,8 @@ make_iso()
 
 # Start Bochs in the background, in VM_PID. It has no headless display but
 # rfb (VNC) without waiting for a client; its sound mixer thread aborts
-# ("buffer overflow detected") unless the sound driver is the dummy one;
-# its debugger stops before the first instruction and is told to continue
-# on stdin.
+# ("buffer overflow detected") unless the sound driver is the dummy one; its
+# debugger stops before the first instruction: "c" on stdin continues.
 start_bochs()
 {
 	make_iso
@@ -251,8 +248,7 @@ run_vm()
 
 	: >"$OUTPUT_LOG"
 	: >"$CONSOLE_LOG"
-	rm -f "$STATUS_FILE" "$EXPORT_TAR"
-	rm -rf "$EXPORT_DIR"
+	rm -rf "$STATUS_FILE" "$EXPORT_TAR" "$EXPORT_DIR"
 	mkdir -p "$EXPORT_DIR"
 	"start_$VMM"
 	tail -n +1 -f --pid="$VM_PID" "$OUTPUT_LOG" &
@@ -262,28 +258,15 @@ run_vm()
 		wait "$VM_PID" 2>/dev/null || true
 		VM_PID=
 		[ "$rc" = 1 ] && die "the VM did not finish within ${TIMEOUT}s and was killed; console log: $CONSOLE_LOG"
-		show_console_tail
+		# The console's last lines say what a stalled kernel or guest was doing.
+		echo "${0##*/}: the last lines of the VM's console:" >&2
+		tail -n 15 "$CONSOLE_LOG" | sed 's/^/    /' >&2
 		die "the VM printed nothing for ${SILENCE}s and was stopped; console log: $CONSOLE_LOG"
 	fi
 	VM_PID=
 	wait
-	[ "$VMM" = bochs ] && unpack_export
-	return 0
-}
-
-# The console's last lines, where a stalled kernel or guest says what it
-# was doing.
-show_console_tail()
-{
-	echo "${0##*/}: the last lines of the VM's console:" >&2
-	tail -n 15 "$CONSOLE_LOG" | sed 's/^/    /' >&2
-}
-
-# What the payload left in the VM's /export, from the serial port.
-unpack_export()
-{
-	[ -s "$EXPORT_TAR" ] || return 0
-	tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
+	# Under Bochs, what the payload left in the VM's /export, from the serial port.
+	[ "$VMM" != bochs ] || [ ! -s "$EXPORT_TAR" ] || tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }
 
@@ -291,9 +274,8 @@ unpack_export()
 # neither the VM's console, the command's output nor, under Bochs, the
 # export on its serial port has grown for SILENCE seconds, so that a guest
 # that stalls under TCG is stopped then, not at the timeout; 1 meanwhile.
-# The boot counts only towards the timeout: under Bochs on a loaded
-# machine the kernel took two minutes to unpack a large initramfs, saying
-# nothing.
+# The boot counts only towards the timeout: under Bochs on a loaded machine
+# the kernel took two silent minutes to unpack a large initramfs.
 vm_done()
 {
 	local printed
@@ -338,7 +320,7 @@ payload_status()
 	return "$status"
 }
 
-check_vmm()
+main()
 {
 	case $VMM in
 	qemu) need_cmd qemu-system-x86_64 qemu-system-x86 ;;
@@ -348,15 +330,9 @@ check_vmm()
 		;;
 	*) die "--vmm $VMM: use qemu or bochs" ;;
 	esac
-}
-
-main()
-{
-	check_vmm
 	need_cmd cpio cpio
-	if [ ! -x /bin/busybox ] || ! file -b /bin/busybox 2>/dev/null | grep -q static; then
+	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
-	fi
 	case $KBUILD_OUT in
 	"$TOP_DIR"/*) ;;
 	*) die "$KBUILD_OUT is outside $TOP_DIR, which is all the VM sees" ;;

@@ -33,15 +33,13 @@
 # A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
 # instance and a half-written file: the next start says so and stops,
 # clean removes them, stop cleans up too. Needs root, trace-cmd, a loaded
-# kvm module and the project's poll.sh (POLL_LIB below); POSIX sh, so it
-# also runs under busybox.
+# kvm module and the project's poll.sh (POLL_LIB); POSIX sh, for busybox too.
 
 set -eu
 
 # wait_until, the project's poll helper: beside this script where kselftest
 # installs the two, in PREFIX/lib/kvm-tsc-trace where make install puts it
-# (this script being PREFIX/bin/kvm-tsc-record), in scripts/lib in the
-# repository.
+# (this script being PREFIX/bin/kvm-tsc-record), in the repository's scripts/lib.
 POLL_LIB=$(dirname "$0")/poll.sh
 [ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../lib/kvm-tsc-trace/poll.sh
 [ -f "$POLL_LIB" ] || POLL_LIB=$(dirname "$0")/../../scripts/lib/poll.sh
@@ -57,9 +55,7 @@ readonly DEFAULT_INSTANCE=kvm-tsc-record DEFAULT_STATE_DIR=/tmp/kvm-tsc-record D
 
 PROG=${0##*/}
 TRACEFS=
-# The options, each named as its long option (usage()), with their
-# defaults; parse_options() sets them. stop and clean take INSTANCE from
-# the state directory.
+# The options, named as their long options (usage()), with their defaults.
 OUTPUT=trace.dat
 INSTANCE=$DEFAULT_INSTANCE
 BUFFER_KB=
@@ -143,13 +139,6 @@ recording_started_or_gone()
 	return 1
 }
 
-# Events the instance's ring buffer lost so far, all CPUs together.
-lost_events()
-{
-	cat "$TRACEFS/instances/$INSTANCE"/per_cpu/cpu*/stats 2>/dev/null |
-		awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }'
-}
-
 # trace-cmd leads its own process group (setsid): kill all of it, its
 # per-CPU readers too, which otherwise keep the instance busy.
 kill_recorder()
@@ -164,8 +153,7 @@ kill_recorder()
 	sleep 1
 }
 
-# The state of a recording that has ended: its pid, output and instance
-# (trace-cmd's log stays).
+# The state of an ended recording, but trace-cmd's log: pid, output, instance.
 forget_recording()
 {
 	rm -f "$STATE_DIR/pid" "$STATE_DIR/output" "$STATE_DIR/instance"
@@ -188,10 +176,7 @@ abort_start()
 # X.YYY MHz ..." as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
 host_tsc_khz()
 {
-	if [ -n "$TSC_KHZ" ]; then
-		echo "$TSC_KHZ"
-		return 0
-	fi
+	[ -z "$TSC_KHZ" ] || { echo "$TSC_KHZ"; return 0; }
 	dmesg 2>/dev/null | sed -n \
 		-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9][0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' \
 		-e 's/.*tsc: Detected \([0-9][0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' |
@@ -277,10 +262,8 @@ write_snapshot()
 	[ -z "$khz" ] || mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" || return 1
 	# KVM gives every vCPU the scaling files, or none (no TSC scaling):
 	# any vCPU that has them tells a vCPU still being created to wait.
-	for vcpu in "$kvm"/*/vcpu*/tsc-scaling-ratio; do
-		[ -e "$vcpu" ] && scaling=1
-		break
-	done
+	set -- "$kvm"/*/vcpu*/tsc-scaling-ratio
+	[ ! -e "$1" ] || scaling=1
 	for vm in "$kvm"/*-*; do
 		name=${vm##*/}
 		case $name in
@@ -316,8 +299,7 @@ instance_left()
 	return 0
 }
 
-# The instance that the state directory names: the one start was given,
-# else the default.
+# The instance the state directory names, the one start was given, or the default.
 state_instance()
 {
 	local instance
@@ -382,30 +364,15 @@ start()
 		die "trace-cmd record exited before recording started (log above, $STATE_DIR/log)"
 	fi
 	[ "$rc" = 0 ] || die "trace-cmd record did not start recording within ${TIMEOUT}s; log: $STATE_DIR/log"
-	# The events are on: a TSC write from here on is recorded, whatever
-	# the snapshot reads.
-	if [ -n "$kvm" ]; then
-		write_snapshot "$kvm" "$khz" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
-			die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
-	fi
+	# Events on: any TSC write from here on is recorded, whatever the snapshot reads.
+	[ -z "$kvm" ] || write_snapshot "$kvm" "$khz" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
+		die "could not write the kvm-tsc-snapshot into the recording (above); the recording is stopped"
 	trap - EXIT
 	note "recording into $output (instance $INSTANCE, clock x86-tsc,$(echo "$events" | sed 's/ -e / /g'))"
 	[ -n "$kvm" ] ||
 		note "warning: KVM's per-vCPU TSC state cannot be read (above): $output has no kvm-tsc-snapshot, so VMs already running cannot be merged from it"
 	[ -z "$kvm" ] || [ -n "$khz" ] ||
 		note "the host's TSC rate is unknown (not in dmesg, no -k): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
-}
-
-# The output file trace-cmd wrote must be a complete trace.dat.
-check_output()
-{
-	local output="$1"
-
-	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
-	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
-		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
-	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
-		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
 }
 
 stop()
@@ -416,7 +383,9 @@ stop()
 	output=$(cat "$STATE_DIR/output" 2>/dev/null) || die "no recording to stop ($STATE_DIR/output missing)"
 	trap 'remove_instance' EXIT
 	if pid=$(recorder_pid); then
-		lost=$(lost_events)
+		# The events the ring buffer lost so far, all CPUs together.
+		lost=$(cat "$TRACEFS/instances/$INSTANCE"/per_cpu/cpu*/stats 2>/dev/null |
+			awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
 		kill -INT "$pid"
 		if ! wait_until "$TIMEOUT" pid_gone "$pid"; then
 			kill_recorder
@@ -428,7 +397,12 @@ stop()
 	fi
 	forget_recording
 	remove_instance
-	check_output "$output"
+	# The file trace-cmd wrote must be a complete trace.dat.
+	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
+	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
+		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
+	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
+		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
 	# Lost events break a merge: say so.
 	[ "${lost:-0}" = 0 ] ||
 		note "warning: the ring buffer lost $lost events (overruns and drops of all CPUs): give start a larger -b"
@@ -448,13 +422,6 @@ clean()
 	kill_recorder
 	remove_instance
 	forget_recording
-}
-
-# The rate, or a failure where neither -k nor the log has it (grep .
-# passes a rate that is there).
-print_tsc_khz()
-{
-	host_tsc_khz | grep . || die "the kernel log has no TSC rate: give it with -k"
 }
 
 usage()
@@ -511,8 +478,7 @@ usage_error()
 	exit 2
 }
 
-# VALUE, the value of option NAME, must be a positive whole number, like
-# EXAMPLE.
+# VALUE, the value of option NAME, must be a positive whole number like EXAMPLE.
 whole_number()
 {
 	case $2 in
@@ -528,9 +494,8 @@ operand_error()
 }
 
 # The options after COMMAND (usage()) into the variables named like them:
-# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the
-# usage; an option COMMAND does not take, a bad value or an operand is a
-# usage error.
+# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the usage;
+# an option COMMAND does not take, a bad value or an operand is a usage error.
 parse_options()
 {
 	local command="$1" arg name value given var
@@ -595,11 +560,10 @@ main()
 	case $command in stop | clean) INSTANCE=$(state_instance) ;; esac
 	readonly OUTPUT INSTANCE BUFFER_KB TSC_KHZ STATE_DIR TIMEOUT COMPRESSION
 	[ "$command" = tsc-khz ] || [ "$(id -u)" = 0 ] || die "needs root (tracefs)"
+	# tsc-khz: grep . fails where neither -k nor the log has a rate.
 	case $command in
-	start) start ;;
-	stop) stop ;;
-	clean) clean ;;
-	tsc-khz) print_tsc_khz ;;
+	tsc-khz) host_tsc_khz | grep . || die "the kernel log has no TSC rate: give it with -k" ;;
+	*) "$command" ;;
 	esac
 }
 

@@ -104,17 +104,14 @@ instance_exists()
 	[ -d "$TRACEFS/instances/$INSTANCE" ]
 }
 
-# Nothing left: no instance, no pid, output or instance name in the state
-# directory.
+# Nothing left: no instance, no pid, output or instance name in the state dir.
 nothing_left()
 {
 	local left='' name
 
 	instance_exists && left=" the instance"
 	for name in output pid instance; do
-		if [ -e "$STATE_DIR/$name" ] || [ -L "$STATE_DIR/$name" ]; then
-			left="$left $name"
-		fi
+		{ [ -e "$STATE_DIR/$name" ] || [ -L "$STATE_DIR/$name" ]; } && left="$left $name"
 	done
 	[ -z "$left" ] && return 0
 	echo "# left behind:$left"
@@ -384,7 +381,6 @@ test_snapshot_no_vm()
 	local dir vms=''
 
 	require_kvm_debugfs || return
-	# The VM directories in KVM's debugfs.
 	for dir in "$KVM_DEBUGFS"/*-*; do
 		[ -d "$dir" ] && vms="$vms$dir "
 	done

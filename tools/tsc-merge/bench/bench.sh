@@ -138,23 +138,15 @@ write_spec()
 	}'
 }
 
-# The pair is stale when anything that shapes it changed.
-traces_fingerprint()
-{
-	local formats
-
-	formats=$(find "$FIXTURE" -type f | sort)
-	# shellcheck disable=SC2086 # fixture paths have no blanks
-	{ cat "$0" "$SRC_DIR/tests/mktrace.c" $formats; echo "EVENTS=$EVENTS"; } | sha256sum
-}
-
 generate_traces()
 {
-	local fingerprint side
+	local formats fingerprint side
 
-	fingerprint=$(traces_fingerprint)
-	if [ -f "$HOST_DAT" ] && [ -f "$GUEST_DAT" ] && [ -f "$STAMP" ] &&
-	   [ "$(cat "$STAMP")" = "$fingerprint" ]; then
+	# The pair is stale when anything that shapes it changed.
+	formats=$(find "$FIXTURE" -type f | sort)
+	# shellcheck disable=SC2086 # fixture paths have no blanks
+	fingerprint=$({ cat "$0" "$SRC_DIR/tests/mktrace.c" $formats; echo "EVENTS=$EVENTS"; } | sha256sum)
+	if [ -f "$HOST_DAT" ] && [ -f "$GUEST_DAT" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$fingerprint" ]; then
 		note "reusing $HOST_DAT and $GUEST_DAT"
 		return 0
 	fi
@@ -182,7 +174,7 @@ peak_anon_kb()
 # peak_anon_kb". GNU time runs it, so the sampled process is time's child.
 measure()
 {
-	local times=$BENCH_DIR/time.out log=$BENCH_DIR/stderr.log pid child anon status
+	local times=$BENCH_DIR/time.out log=$BENCH_DIR/stderr.log pid child anon
 
 	"$GNU_TIME" -o "$times" -f '%e %M' "$@" > /dev/null 2> "$log" &
 	pid=$!
@@ -191,25 +183,20 @@ measure()
 		sleep 0.005
 	done
 	anon=$([ -n "$child" ] && peak_anon_kb "$child" || echo 0)
-	wait "$pid"
-	status=$?
-	if [ "$status" != 0 ]; then
-		cat "$log" >&2
-		die "failed: $*"
-	fi
+	wait "$pid" || { cat "$log" >&2; die "failed: $*"; }
 	echo "$(cat "$times") $anon"
 }
 
-# print_row NAME EVENTS OUTPUT COMMAND...: OUTPUT is the file or directory
-# the command writes ("-" for none), whose size is shown per event.
+# print_row NAME OUTPUT COMMAND...: OUTPUT is the file or directory the
+# command writes ("-" for none), whose size is shown per event (of TOTAL).
 print_row()
 {
-	local name=$1 total=$2 output=$3 seconds rss_kb anon_kb bytes=0
+	local name=$1 output=$2 seconds rss_kb anon_kb bytes=0
 
-	shift 3
+	shift 2
 	read -r seconds rss_kb anon_kb < <(measure "$@")
 	[ "$output" != - ] && bytes=$(du -sb "$output" | cut -f1)
-	awk -v name="$name" -v s="$seconds" -v kb="$rss_kb" -v akb="$anon_kb" -v n="$total" -v b="$bytes" 'BEGIN {
+	awk -v name="$name" -v s="$seconds" -v kb="$rss_kb" -v akb="$anon_kb" -v n="$TOTAL" -v b="$bytes" 'BEGIN {
 		printf "%-40s %8.2f %10.0f %8.1f %8.1f %8s\n", name, s, n / (s > 0 ? s : 0.01), kb / 1024,
 			akb / 1024, b ? sprintf("%.1f", b / n) : "-"
 	}'
@@ -217,7 +204,7 @@ print_row()
 
 main()
 {
-	local total
+	local merge
 
 	[ -x "$GNU_TIME" ] || die "GNU time ($GNU_TIME) not found: install the Debian package time"
 	command -v trace-cmd > /dev/null || die "trace-cmd not found: install the Debian package trace-cmd"
@@ -226,29 +213,25 @@ main()
 	generate_traces
 
 	# Counting also brings both files into the page cache for every row.
-	total=$("$ITERATE" "$HOST_DAT" "$GUEST_DAT")
-	echo "$total events: H=$HOST_DAT ($("$ITERATE" "$HOST_DAT")), G=$GUEST_DAT ($("$ITERATE" "$GUEST_DAT"))"
+	TOTAL=$("$ITERATE" "$HOST_DAT" "$GUEST_DAT")
+	echo "$TOTAL events: H=$HOST_DAT ($("$ITERATE" "$HOST_DAT")), G=$GUEST_DAT ($("$ITERATE" "$GUEST_DAT"))"
 	rm -rf "$OUT_DIR"
 	mkdir -p "$OUT_DIR"
 	printf "%-40s %8s %10s %8s %8s %8s\n" command seconds events/s "RSS MB" "anon MB" "B/event"
-	print_row "kvm-tsc-merge (text timeline)" "$total" - \
-		"$MERGE" -q --host "$HOST_DAT" --guest "g=$GUEST_DAT"
-	print_row "kvm-tsc-merge -n (merge only)" "$total" - \
-		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT"
-	print_row "kvm-tsc-merge -n --sync-out DIR" "$total" "$OUT_DIR/sync" \
-		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" --sync-out "$OUT_DIR/sync"
-	print_row "kvm-tsc-merge -n -p OUT.pftrace" "$total" "$OUT_DIR/out.pftrace" \
-		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" -k "$TSC_KHZ" -p "$OUT_DIR/out.pftrace"
-	print_row "kvm-tsc-merge -n -j OUT.json" "$total" "$OUT_DIR/out.json" \
-		"$MERGE" -q -n --host "$HOST_DAT" --guest "g=$GUEST_DAT" -k "$TSC_KHZ" -j "$OUT_DIR/out.json"
-	print_row "trace-cmd report -i H -i G" "$total" - \
-		trace-cmd report -i "$HOST_DAT" -i "$GUEST_DAT"
+	merge=("$MERGE" -q --host "$HOST_DAT" --guest "g=$GUEST_DAT")
+	print_row "kvm-tsc-merge (text timeline)" - "${merge[@]}"
+	print_row "kvm-tsc-merge -n (merge only)" - "${merge[@]}" -n
+	print_row "kvm-tsc-merge -n --sync-out DIR" "$OUT_DIR/sync" "${merge[@]}" -n --sync-out "$OUT_DIR/sync"
+	print_row "kvm-tsc-merge -n -p OUT.pftrace" "$OUT_DIR/out.pftrace" \
+		"${merge[@]}" -n -k "$TSC_KHZ" -p "$OUT_DIR/out.pftrace"
+	print_row "kvm-tsc-merge -n -j OUT.json" "$OUT_DIR/out.json" \
+		"${merge[@]}" -n -k "$TSC_KHZ" -j "$OUT_DIR/out.json"
+	print_row "trace-cmd report -i H -i G" - trace-cmd report -i "$HOST_DAT" -i "$GUEST_DAT"
 	# shellcheck disable=SC2016 # sh -c expands them, from its arguments
-	print_row "cp H G DIR (copying the files)" "$total" "$OUT_DIR/copy" \
+	print_row "cp H G DIR (copying the files)" "$OUT_DIR/copy" \
 		sh -c 'mkdir -p "$3" && cp "$1" "$2" "$3"' sh "$HOST_DAT" "$GUEST_DAT" "$OUT_DIR/copy"
-	print_row "iterate H G (each CPU on its own)" "$total" - "$ITERATE" "$HOST_DAT" "$GUEST_DAT"
-	print_row "iterate -o H G (time order per file)" "$total" - \
-		"$ITERATE" -o "$HOST_DAT" "$GUEST_DAT"
+	print_row "iterate H G (each CPU on its own)" - "$ITERATE" "$HOST_DAT" "$GUEST_DAT"
+	print_row "iterate -o H G (time order per file)" - "$ITERATE" -o "$HOST_DAT" "$GUEST_DAT"
 }
 
 main "$@"

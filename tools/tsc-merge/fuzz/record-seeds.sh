@@ -90,22 +90,16 @@ convert()
 compress()
 {
 	convert "$1" "$2" "$3-zstd" --compression zstd
-	if has_compression zlib; then
+	if trace-cmd list -c 2>/dev/null | grep -qw zlib; then
 		convert "$1" "$2" "$3-zlib" --compression zlib
 	else
 		echo "# $1/$3-zlib.dat skipped: this trace-cmd has no zlib ($(trace-cmd list -c 2>&1 | tr '\n\t' '  '))"
 	fi
 }
 
-has_compression()
-{
-	trace-cmd list -c 2>/dev/null | grep -qw "$1"
-}
-
 # record_demo NAME OPTION...: a host-like recording while tsc_guest_demo runs
 # its guest, with the events kvm-tsc-merge reads on a host that this kernel
-# has (the multiplier and nested events come with the series; trace-cmd
-# fails on an unknown event).
+# has (the series adds two; trace-cmd fails on an unknown event).
 record_demo()
 {
 	local name="$1" ev
@@ -119,9 +113,7 @@ record_demo()
 		set -- "$@" -e "$ev"
 		# The idle VM's own switches are most of a file otherwise (540
 		# against 14 KVM exits, 70 kB): keep the demo's.
-		if [ "$ev" = sched:sched_switch ]; then
-			set -- "$@" -f "$DEMO_SWITCHES"
-		fi
+		[ "$ev" != sched:sched_switch ] || set -- "$@" -f "$DEMO_SWITCHES"
 	done
 	record host "$name" "$@" "$DEMO"
 }

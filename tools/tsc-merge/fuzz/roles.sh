@@ -16,16 +16,9 @@ ROLES_ALL="host guest agent-host agent-guest snapshot-host nested-host nested-gu
 # Every column of the text timeline, all at once.
 ROLE_FIELDS=time,source,cpu,task,comm,pid,event,info,guest_ts
 
-# role_spec ROLE sets SIDE (host: the input is -H; guest: it is -g),
-# PARTNER (the other file, in FILES) and TIE (after the guest's path);
-# it fails for args and for a name that is no role.
-#   host, guest          host-step's VMM and guest-step, tied by its pid
-#   agent-host,          a real trace-cmd record -A pair, tied by the host's
-#   agent-guest          GUEST option, the agent's TIME_SHIFT read too
-#   snapshot-host        host-snapshot: record-host.sh's snapshot lines
-#                        give the vCPU thread, its offset and the TSC rate
-#   nested-host,         host-nested's VM running guest-l2 as its nested
-#   nested-guest         (L2) guest, given with @PID.N,l2
+# role_spec ROLE sets SIDE (host: the input is -H; guest: it is -g), PARTNER
+# (the other file, in FILES) and TIE (after the guest's path); it fails for
+# args and for a name that is no role. fuzz/README says what each pair is.
 role_spec()
 {
 	case $1 in
@@ -62,8 +55,7 @@ role_files()
 
 # role_argv FILES OUT ROLE FILE sets ARGV: FILE in ROLE with every output
 # written at once into the folder OUT, the --sync-out copies into OUT/sync
-# (which must exist, and be empty for a fresh run), or for args FILE's
-# arguments.
+# (which must exist, and be empty for a fresh run); for args FILE's words.
 role_argv()
 {
 	local HOST GUEST

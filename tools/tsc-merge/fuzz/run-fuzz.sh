@@ -3,25 +3,15 @@
 #
 # usage: run-fuzz.sh BUILD_DIR SECONDS [ROLE...]
 #
-# The roles (fuzz/roles.sh says what each gives the tool): host guest
-# agent-host agent-guest snapshot-host nested-host nested-guest args; all
-# by default.
+# The roles are roles.sh's, all by default; fuzz/README says how they run.
 # With FUZZ_EXECS set, a role also stops after about that many executions,
 # so that a fast role leaves the cores to the slow ones. With FUZZ_RESUME=1
 # each role goes on from its last queue and counts (after a fix, the
 # driver rebuilt), instead of starting from the seeds. With
-# FUZZ_ROUND_TRIP=0 the driver leaves out its round-trip check (a known
-# round-trip bug that every seed of a role fails stops AFL++ from
-# starting); seeds that crash are skipped, not fatal, while others remain.
-# BUILD_DIR is build/tools (mktrace and fuzz/afl-driver built there). Seeds
-# are written with mktrace from fuzz/seeds/*.spec, next to the real
-# trace-cmd 3.1.6 recordings in fuzz/seeds/real/{host,guest} (made in the
-# test VM by `make fuzz-seeds`, fuzz/record-seeds.sh). All roles run at once,
-# sharing the machine's cores. Findings stay in
-# BUILD_DIR/fuzz/out-ROLE/default/{crashes,hangs}; a finding, once fixed
-# or traced to a library, is saved in fuzz/regressions/ROLE/ so that make
-# check replays it (tests/replay-fuzz.sh). Prints executions, crashes and
-# hangs per role.
+# FUZZ_ROUND_TRIP=0 the driver leaves out its round-trip check; seeds that
+# crash are skipped, not fatal, while others remain. BUILD_DIR is
+# build/tools (mktrace and fuzz/afl-driver built there). Findings stay in
+# BUILD_DIR/fuzz/out-ROLE/default/{crashes,hangs}.
 
 set -u
 
@@ -61,9 +51,8 @@ spec_tracefs()
 	done
 }
 
-# role_seeds ROLE: the files a role starts from, one a line: a trace
-# role's own side of each pair it knows; for host and guest every file of
-# that side.
+# role_seeds ROLE: the files a role starts from, one a line: its own side of
+# each pair it knows; for host and guest every file of that side.
 role_seeds()
 {
 	case $1 in
@@ -121,22 +110,13 @@ make_seeds()
 	make_args_seeds
 }
 
-# Where a role starts: its seeds, or "-" (AFL++: resume from the output).
-seed_dir()
-{
-	if [ "${FUZZ_RESUME:-0}" = 1 ] && [ -d "$FUZZ_DIR/out-$1/default/queue" ]; then
-		echo -
-	else
-		echo "$SEEDS/$1"
-	fi
-}
-
 fuzz_role()
 {
-	local role=$1 ARGV
-	local out=$FUZZ_DIR/out-$role
+	local role=$1 out=$FUZZ_DIR/out-$1 seeds=$SEEDS/$1 ARGV
 
 	role_driver_args "$SEEDS/files" "$role"
+	# "-": AFL++ resumes from the output.
+	[ "${FUZZ_RESUME:-0}" != 1 ] || [ ! -d "$out/default/queue" ] || seeds=-
 	# The argument role writes whatever paths its inputs name: from here.
 	mkdir -p "$FUZZ_DIR/cwd-$role"
 	cd "$FUZZ_DIR/cwd-$role" || return 1
@@ -149,7 +129,7 @@ fuzz_role()
 	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1:malloc_context_size=0:quarantine_size_mb=16 \
 	UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		afl-fuzz -V "$SECONDS_EACH" ${FUZZ_EXECS:+-E "$FUZZ_EXECS"} -m none -t 2000 \
-			-i "$(seed_dir "$role")" -o "$out" \
+			-i "$seeds" -o "$out" \
 			-x "$FUZZ_SRC/trace-dat.dict" -- "$DRIVER" "${ARGV[@]}" \
 			>"$FUZZ_DIR/afl-$role.log" 2>&1
 }

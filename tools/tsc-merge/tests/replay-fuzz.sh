@@ -5,19 +5,16 @@
 #
 # Each saved input runs through the tool's own ASan and UBSan build
 # (BUILD_DIR/asan/kvm-tsc-merge), with the command line fuzz/driver.c gave
-# it, in the role named by its directory (fuzz/roles.sh): one trace of a
-# merge, its partner made from fuzz/seeds (mktrace's from the specs, and
-# the real agent pair), with every output written, or the whole argument
-# list (args: NUL-separated). It must end within TIME_LIMIT seconds and
-# RSS_LIMIT_MB of memory (ASan's own shadow included), with
-# no sanitizer report (a failed malloc returns NULL, as outside ASan;
-# leaks inside libtracecmd and libtraceevent are theirs: fuzz/lsan.supp),
-# with exit status 1 or 3 (2 too for args: a usage error), and a trace
-# input's message must name the file; or, for a trace input that once
-# failed the driver's round trip, with exit status 0 and its --sync-out
-# copies merged again giving the same timeline. An input with a
-# FILE.expect beside it must also get that text in the message: the
-# check that stops it, not any error (an unmatched guest is one too).
+# it in the role named by its directory (fuzz/roles.sh), its partner made
+# from fuzz/seeds. It must end within TIME_LIMIT seconds and RSS_LIMIT_MB
+# of memory (ASan's own shadow included), with no sanitizer report (a
+# failed malloc returns NULL, as outside ASan), with exit status 1 or 3
+# (2 too for args: a usage error), and a trace input's message must name
+# the file; or, for a trace input that once failed the driver's round
+# trip, with exit status 0 and its --sync-out copies merged again giving
+# the same timeline. An input with a FILE.expect beside it must also get
+# that text in the message: the check that stops it, not any error (an
+# unmatched guest is one too).
 
 set -u
 
@@ -32,8 +29,7 @@ readonly LSAN_SUPPRESSIONS=$FUZZ_SRC/lsan.supp
 # are checked before libtracecmd reads a file; some of them used to loop.
 readonly TIME_LIMIT=10
 # A kilobyte input once took gigabytes (fuzz/README): ASan ends a run past
-# this, with its quarantine of freed memory kept small so that it does
-# not count.
+# this, its quarantine of freed memory kept small so that it does not count.
 readonly RSS_LIMIT_MB=256
 
 # shellcheck source-path=SCRIPTDIR source=tap.sh
@@ -52,17 +48,6 @@ run_merge()
 		timeout "$TIME_LIMIT" "$MERGE" "$@" >/dev/null 2>"$WORK/stderr"
 }
 
-# round_trip ROLE FILE: the driver's round trip after an exit 0: the
-# copies merged again exit 0 with the same timeline.
-round_trip()
-{
-	local ARGV
-
-	role_round_trip_argv "$WORK/files" "$WORK/out" "$1" "$2" &&
-		run_merge "${ARGV[@]}" &&
-		cmp -s "$WORK/out/timeline.txt" "$WORK/out/round-trip.txt"
-}
-
 # replay ROLE FILE: one result.
 replay()
 {
@@ -79,11 +64,11 @@ replay()
 	# argument list may also be bad usage (2).
 	case $role:$status in args:[123] | *:[13]) ok=1 ;; *) ok= ;; esac
 	if [ "$role" != args ] && [ "$status" = 0 ]; then
-		if round_trip "$role" "$file"; then
-			ok=1
-		else
+		# The driver's round trip: merged again, the copies exit 0, same timeline.
+		role_round_trip_argv "$WORK/files" "$WORK/out" "$role" "$file" && run_merge "${ARGV[@]}" &&
+			cmp -s "$WORK/out/timeline.txt" "$WORK/out/round-trip.txt" && ok=1
+		[ -n "$ok" ] ||
 			echo "# $name: exit 0, but its --sync-out copies merged again were refused or gave another timeline"
-		fi
 	elif [ -n "$ok" ] && [ "$role" != args ] && ! grep -qF -- "$file" "$WORK/stderr"; then
 		echo "# $name: the message does not name the file"
 		ok=
@@ -108,9 +93,8 @@ main()
 	local inputs role f
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$BIN_DIR/mktrace" ]; then
+	[ -x "$MERGE" ] && [ -x "$BIN_DIR/mktrace" ] ||
 		tap_skip_all "$MERGE or mktrace not built: make -C tools/tsc-merge"
-	fi
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
 	mkdir -p "$WORK/files"

@@ -83,8 +83,7 @@ mark()
 	echo "$1 $2 1 ftrace:print ip=0 buf=\"$3\""
 }
 
-# merge NAME ARGS...: run the tool; $OUT is its timeline, $ERR its stderr,
-# $STATUS its exit status.
+# merge NAME ARGS...: run the tool; $OUT, $ERR, $STATUS its timeline, stderr, status.
 merge()
 {
 	local name=$1
@@ -135,9 +134,7 @@ expect_lines()
 # grep pattern, or with F the text as written).
 expect_stderr()
 {
-	if [ "$STATUS" = "$1" ] && grep -q${3:-} -- "$2" <<<"$ERR"; then
-		return 0
-	fi
+	[ "$STATUS" = "$1" ] && grep -q${3:-} -- "$2" <<<"$ERR" && return 0
 	echo "# expected exit status $1 and '$2', got $STATUS: $ERR"
 	return 1
 }
@@ -154,14 +151,36 @@ expect_refused()
 	expect_stderr 2 "$1" F
 }
 
-# The conversions worked by hand: first the traces, each with how its
-# times convert; then, a line each, the run's name, its arguments, its
-# exit status, the timeline lines it must print (';' between them), a
-# pattern its summary must hold, and what it shows.
-test_conversions()
+# merge_cases 3<<TABLE: a merge a line: the run's name, its arguments,
+# its exit status, the timeline lines it must print and the patterns its
+# summary must hold (';' between them; with status 1 or 2, its stderr:
+# with 2 the text as written), and what it shows.
+merge_cases()
 {
-	local name args status lines summary what expected
+	local name args status lines patterns what expected pattern failed
 
+	while IFS='|' read -r -u 3 name args status lines patterns what; do
+		IFS=';' read -r -a expected <<<"$lines"
+		# shellcheck disable=SC2086 # the arguments are words: no path in $WORK has a blank
+		merge "$name" $args
+		expect "$status" "${expected[@]}"
+		failed=$?
+		IFS=';' read -r -a expected <<<"$patterns"
+		for pattern in "${expected[@]:-}"; do
+			case $status in
+			1) expect_error "$pattern" ;;
+			2) expect_refused "$pattern" ;;
+			*) grep -q -- "$pattern" "$WORK/$name.summary" ;;
+			esac || failed=1
+		done
+		tap_result "$failed" "$what"
+	done
+}
+
+# The conversions worked by hand, two VMs, and the files the tool refuses
+# by name: first the traces, each with how its times convert, then the runs.
+test_merges()
+{
 	# Offset -100, then 5000 from host 310 on: the step pair most tests use.
 	{ vmm 1000 0x100000000 32 -100 1001
 	  run 1001 0 200 300
@@ -212,13 +231,20 @@ test_conversions()
 	  tsc_offset 1000 300 0 500 1000
 	  run 1000 0 400 500; } | mktrace first-host
 	{ mark 0 650 early; mark 0 1450 late; } | mktrace first-guest
-	while IFS='|' read -r -u 3 name args status lines summary what; do
-		IFS=';' read -r -a expected <<<"$lines"
-		# shellcheck disable=SC2086 # the arguments are words: no path in $WORK has a blank
-		merge "$name" $args
-		expect "$status" "${expected[@]}" && grep -q -- "$summary" "$WORK/$name.summary"
-		tap_result $? "$what"
-	done 3<<EOF
+	# Two VMMs, two vCPUs each, different offsets; guest CPU n is vCPU n.
+	{ vmm 1000 0x100000000 32 100 1001 1002
+	  vmm_at 30 2000 0x100000000 32 20000 2001 2002
+	  run 1001 0 100 200; run 1002 1 210 300; run 2001 0 310 400; run 2002 1 410 500; } | mktrace vms-host
+	{ mark 0 250 a0; mark 1 350 a1; } | mktrace vms-a
+	{ mark 0 20350 b0; mark 1 20450 b1; } | mktrace vms-b
+	{ mark 0 350 between; } | mktrace out-guest
+	head -c 6000 "$WORK/step-guest.dat" >"$WORK/cut.dat"
+	echo "not a trace" >"$WORK/text.dat"
+	: >"$WORK/empty.dat"
+	{ echo "clock local"; mark 0 150 x; } | mktrace local-guest
+	{ echo "comm 1000 qemu"; run 1000 0 100 200; } | mktrace notsc-host
+	{ mark 0 150 a; mark 1 160 b; } | mktrace twocpu-guest
+	merge_cases 3<<EOF
 step|${STEP[*]}|0|250 step-guest:0 print: 0x0: before;450 step-guest:0 print: 0x0: after||an offset step mid-trace: events on both sides convert exactly (negative offset before)
 amb|-H $WORK/amb-host.dat -g g=$WORK/amb-guest.dat|3|250 g:0? print: 0x0: a;260 g:0? print: 0x0: b|2 ambiguous|a guest time that two steps explain is marked '?', counted, and exits 3
 intel|-H $WORK/intel-host.dat -g g=$WORK/intel-guest.dat|0|4000000000000000 g:0 print: 0x0: x;4000000000000001 g:0 print: 0x0: y||TSC scaling with frac_bits 48 (Intel): exact, 128-bit product, negative offset
@@ -227,63 +253,17 @@ l2|-H $WORK/l2-host.dat -g l1=$WORK/l2-l1guest.dat -g l2=$WORK/l2-l2guest.dat@10
 l2bad|-H $WORK/l2-host.dat -g l1=$WORK/l2-l1guest-bad.dat|3|350 l1:0! print: 0x0: impossible||an L1 guest event while the vCPU ran L2 is outside, marked '!', exit 3
 l2first|-H $WORK/l2first-host.dat -g l2=$WORK/l2first-guest.dat@1000,l2|0|200 l2:0 print: 0x0: early||a trace begun in L2: the L2 step before the first exit has that exit's previous multiplier
 first|-H $WORK/first-host.dat -g g=$WORK/first-guest.dat|0|150 g:0 print: 0x0: early;450 g:0 print: 0x0: late||before a vCPU's first TSC event, that event's previous value applies
-EOF
-}
-
-# Two VMMs, two vCPUs each, different offsets; guest CPU n is vCPU n.
-test_two_vms()
-{
-	{ vmm 1000 0x100000000 32 100 1001 1002
-	  vmm_at 30 2000 0x100000000 32 20000 2001 2002
-	  run 1001 0 100 200; run 1002 1 210 300; run 2001 0 310 400; run 2002 1 410 500; } | mktrace vms-host
-	{ mark 0 250 a0; mark 1 350 a1; } | mktrace vms-a
-	{ mark 0 20350 b0; mark 1 20450 b1; } | mktrace vms-b
-	merge vms-amb -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat"
-	expect_error "more than one VM with 2 vCPUs" && grep -q "@2000.1  qemu, 2 vCPUs ran" <<<"$ERR"
-	tap_result $? "two VMs fit a guest: an error that lists the candidates, no guess"
-	merge vms -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000"
-	expect 0 "150 a:0 print: 0x0: a0" "250 a:1 print: 0x0: a1" "350 b:0 print: 0x0: b0" \
-		"450 b:1 print: 0x0: b1"
-	tap_result $? "several VMs and vCPUs, each guest tied by its VMM pid"
-	merge vms-nopid -H "$WORK/vms-host.dat" -g b="$WORK/vms-b.dat@3000"
-	expect_error "no VM of pid 3000 in the host trace"
-	tap_result $? "a VMM pid with no VM is an error that lists the VMs"
-}
-
-test_outside()
-{
-	{ mark 0 350 between; } | mktrace out-guest
-	merge out -H "$WORK/step-host.dat" -g g="$WORK/out-guest.dat"
-	expect 3 "450 g:0! print: 0x0: between" &&
-		grep -q "1 outside host run intervals" "$WORK/out.summary"
-	tap_result $? "an event outside every run interval is marked '!', counted, and exits 3"
-}
-
-# Files the tool refuses, each by name: per line the run's name, its host
-# and guest files (in $WORK), the message (a grep pattern, after
-# "$WORK/"), and what the test shows.
-test_bad_files()
-{
-	local name host guest message what
-
-	head -c 6000 "$WORK/step-guest.dat" >"$WORK/cut.dat"
-	echo "not a trace" >"$WORK/text.dat"
-	: >"$WORK/empty.dat"
-	{ echo "clock local"; mark 0 150 x; } | mktrace local-guest
-	{ echo "comm 1000 qemu"; run 1000 0 100 200; } | mktrace notsc-host
-	{ mark 0 150 a; mark 1 160 b; } | mktrace twocpu-guest
-	while IFS='|' read -r -u 3 name host guest message what; do
-		merge "$name" -H "$WORK/$host" -g "$WORK/$guest"
-		expect_error "$WORK/$message"
-		tap_result $? "$what"
-	done 3<<'EOF'
-cut|step-host.dat|cut.dat|cut.dat: a trace.dat file, but cut short or damaged|a truncated guest file: the error names the file and the problem
-text|text.dat|step-guest.dat|text.dat: not a trace-cmd trace.dat file|a host file that is not a trace: the error names it
-empty|step-host.dat|empty.dat|empty.dat: empty file|an empty file is refused by name
-local|step-host.dat|local-guest.dat|local-guest.dat: recorded with the 'local' trace clock, not x86-tsc|a guest not using x86-tsc is refused by name
-notsc|notsc-host.dat|step-guest.dat|notsc-host.dat: nothing tells the TSC offset of vCPU 0 of VM @1000.1: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways|a host trace with nothing that tells a vCPU's offset is refused by name, with the three recipes
-missing|step-host.dat|nothere.dat|nothere.dat: No such file or directory|a missing file is named
-novcpu|step-host.dat|twocpu-guest.dat@1000|twocpu-guest.dat: CPU 1 has events, but the VM has no vCPU with that id|a guest CPU the VM has no vCPU for is refused before merging
+vms-amb|-H $WORK/vms-host.dat -g a=$WORK/vms-a.dat|1||more than one VM with 2 vCPUs;@2000.1  qemu, 2 vCPUs ran|two VMs fit a guest: an error that lists the candidates, no guess
+vms|-H $WORK/vms-host.dat -g a=$WORK/vms-a.dat@1000 -g b=$WORK/vms-b.dat@2000|0|150 a:0 print: 0x0: a0;250 a:1 print: 0x0: a1;350 b:0 print: 0x0: b0;450 b:1 print: 0x0: b1||several VMs and vCPUs, each guest tied by its VMM pid
+vms-nopid|-H $WORK/vms-host.dat -g b=$WORK/vms-b.dat@3000|1||no VM of pid 3000 in the host trace|a VMM pid with no VM is an error that lists the VMs
+out|-H $WORK/step-host.dat -g g=$WORK/out-guest.dat|3|450 g:0! print: 0x0: between|1 outside host run intervals|an event outside every run interval is marked '!', counted, and exits 3
+cut|-H $WORK/step-host.dat -g $WORK/cut.dat|1||$WORK/cut.dat: a trace.dat file, but cut short or damaged|a truncated guest file: the error names the file and the problem
+text|-H $WORK/text.dat -g $WORK/step-guest.dat|1||$WORK/text.dat: not a trace-cmd trace.dat file|a host file that is not a trace: the error names it
+empty|-H $WORK/step-host.dat -g $WORK/empty.dat|1||$WORK/empty.dat: empty file|an empty file is refused by name
+local|-H $WORK/step-host.dat -g $WORK/local-guest.dat|1||$WORK/local-guest.dat: recorded with the 'local' trace clock, not x86-tsc|a guest not using x86-tsc is refused by name
+notsc|-H $WORK/notsc-host.dat -g $WORK/step-guest.dat|1||$WORK/notsc-host.dat: nothing tells the TSC offset of vCPU 0 of VM @1000.1: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways|a host trace with nothing that tells a vCPU's offset is refused by name, with the three recipes
+missing|-H $WORK/step-host.dat -g $WORK/nothere.dat|1||$WORK/nothere.dat: No such file or directory|a missing file is named
+novcpu|-H $WORK/step-host.dat -g $WORK/twocpu-guest.dat@1000|1||$WORK/twocpu-guest.dat: CPU 1 has events, but the VM has no vCPU with that id|a guest CPU the VM has no vCPU for is refused before merging
 EOF
 }
 
@@ -352,8 +332,7 @@ test_outputs_refused()
 }
 
 # A guest whose CPU data yields no record (its one page's commit zeroed)
-# loses every event: an error naming it. A guest that recorded nothing
-# still merges.
+# loses every event: an error naming it. One that recorded nothing merges.
 test_no_events()
 {
 	local at
@@ -430,17 +409,6 @@ test_progress()
 	tap_result $? "stderr not a terminal: no progress unless asked"
 }
 
-# snapshot FILE...: their kinds and contents, to compare before and after.
-snapshot()
-{
-	local f
-
-	for f in "$@"; do
-		stat -c '%n %F %t:%T' "$f"
-		[ -f "$f" ] && sha256sum <"$f"
-	done
-}
-
 # Every output goes to a temporary file beside it until it is complete:
 # an output that fails leaves what the user named as it was and the
 # others, complete, are kept and named; a symbolic link stays a link, and
@@ -482,10 +450,9 @@ test_outputs_kept()
 }
 
 # sync_commit_race NAME DIR FORCE COMMAND...: merge the step pair with -S
-# DIR (FORCE: -f or ""), its timeline into a FIFO, which holds the run
-# after --sync-out checked DIR and began its copies; then run COMMAND,
-# which puts something in the way of the guest's copy, and let the run go
-# on.
+# DIR (FORCE: -f or ""), its timeline into a FIFO, which holds the run after
+# --sync-out checked DIR and began its copies; then run COMMAND, which puts
+# something in the way of the guest's copy, and let the run go on.
 sync_commit_race()
 {
 	local fifo=$WORK/$1.fifo pid i
@@ -537,12 +504,10 @@ test_vm_created_again()
 	  tsc_offset 1001 301 0 0 7000
 	  run 1001 0 400 500; } | mktrace gen-host
 	{ mark 0 7450 second; } | mktrace gen-guest
-	merge gen -H "$WORK/gen-host.dat" -g g="$WORK/gen-guest.dat@1000.2"
-	expect 0 "450 g:0 print: 0x0: second" && grep -q "^VM @1000.2" "$WORK/gen.summary"
-	tap_result $? "a vCPU id created again by one process starts a second VM (@PID.2)"
-	merge gen-amb -H "$WORK/gen-host.dat" -g g="$WORK/gen-guest.dat@1000"
-	expect_error "more than one VM of pid 1000"
-	tap_result $? "a pid with two VMs needs .N"
+	merge_cases 3<<EOF
+gen|-H $WORK/gen-host.dat -g g=$WORK/gen-guest.dat@1000.2|0|450 g:0 print: 0x0: second|^VM @1000.2|a vCPU id created again by one process starts a second VM (@PID.2)
+gen-amb|-H $WORK/gen-host.dat -g g=$WORK/gen-guest.dat@1000|1||more than one VM of pid 1000|a pid with two VMs needs .N
+EOF
 }
 
 # VMM 1000's vCPU thread 1001 exits; VMM 2000 gets tid 1001 for its own
@@ -596,12 +561,10 @@ test_json()
 {
 	"$MERGE" -q -n -k 1000 -j "$WORK/vms.json" -H "$WORK/vms-host.dat" \
 		-g a="$WORK/vms-a.dat@1000" -g b="$WORK/vms-b.dat@2000" &&
-		jq -e '[.traceEvents[] | select(.ph == "i" and .pid >= 1073741824)] | length == 4' \
-			"$WORK/vms.json" >/dev/null &&
-		jq -e '[.traceEvents[] | select(.ph == "B" and .name == "in guest")] | length == 4' \
-			"$WORK/vms.json" >/dev/null &&
-		jq -e '[.traceEvents[] | select(.ph == "M" and .name == "process_name" and (.args.name | startswith("VM a")))] | length == 1' \
-			"$WORK/vms.json" >/dev/null
+		jq -e '([.traceEvents[] | select(.ph == "i" and .pid >= 1073741824)] | length == 4) and
+			([.traceEvents[] | select(.ph == "B" and .name == "in guest")] | length == 4) and
+			([.traceEvents[] | select(.ph == "M" and .name == "process_name" and
+				(.args.name | startswith("VM a")))] | length == 1)' "$WORK/vms.json" >/dev/null
 	tap_result $? "the Chrome JSON parses, has a VM process per guest, guest events and 'in guest' slices"
 	# A trace that begins inside a run: its first kvm_exit has no begin.
 	{ echo "comm 1000 qemu"
@@ -620,8 +583,7 @@ test_json()
 	tap_result $? "--json without --tsc-khz, on a host file that does not say the rate, is refused and writes nothing"
 }
 
-# pftrace_text FILE: the Perfetto trace FILE as protoc decodes it against
-# the project's schema.
+# pftrace_text FILE: the Perfetto trace FILE as protoc decodes it (our schema).
 pftrace_text()
 {
 	protoc --decode=perfetto.protos.Trace --proto_path="$PROTO_DIR" \
@@ -821,10 +783,9 @@ compact_switches()
 	}'
 }
 
-# The unit pair's switches chain on each CPU, but for a rename: all but
-# each CPU's first and the renamed one go compact, and decode back to the
-# switches written. A waking goes compact when the task on its CPU runs
-# it, else stays typed.
+# The unit pair's switches chain on each CPU, but for a rename: all but each
+# CPU's first and the renamed one go compact, and decode back to the switches
+# written. A waking goes compact when its CPU's task runs it, else stays typed.
 test_perfetto_compact()
 {
 	local ev=$WORK/compact.events
@@ -914,7 +875,7 @@ report_guest_times()
 # The copies of the step and the scaling pairs, read back by trace-cmd.
 test_sync_out()
 {
-	local times
+	local times want="250 450 /4000000000000000 4000000000000001 /150 550 /350 "
 
 	merge sync-step "${STEP[@]}" -S "$WORK/sync" &&
 		merge sync-intel -H "$WORK/intel-host.dat" -g "$WORK/intel-guest.dat" -S "$WORK/sync" &&
@@ -922,10 +883,8 @@ test_sync_out()
 			-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l2"
 	times="$(report_guest_times "$WORK/sync" step-host step-guest)/$(report_guest_times "$WORK/sync" intel-host intel-guest)"
 	times="$times/$(report_guest_times "$WORK/sync-l2" l2-host l2-l1guest)/$(report_guest_times "$WORK/sync-l2" l2-host l2-l2guest)"
-	if [ "$STATUS" != 0 ] || [ "$times" != "250 450 /4000000000000000 4000000000000001 /150 550 /350 " ]; then
-		echo "# guest times in trace-cmd report of the copies: '$times', expected '250 450 /4000000000000000 4000000000000001 /150 550 /350 '; $ERR"
-		false
-	fi
+	[ "$STATUS" = 0 ] && [ "$times" = "$want" ] ||
+		{ echo "# guest times in trace-cmd report of the copies: '$times', expected '$want'; $ERR"; false; }
 	tap_result $? "--sync-out: trace-cmd report puts stepped, scaled and nested guest events at their exact host times"
 	merge sync-again "${STEP[@]}" -S "$WORK/sync"
 	expect_error "step-host.dat: exists; --force replaces it" &&
@@ -1065,7 +1024,7 @@ test_bad_guest_option()
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
-# Two guests with one trace id: the synced copy of test_two_vms's guest a,
+# Two guests with one trace id: the synced copy of test_merges' VM guest a,
 # and guest b's synced copy given a's id, as two copies of one agent
 # would have. Their copies get distinct ids, said in one line, and merged
 # again without @PID each is tied by its own GUEST option.
@@ -1101,10 +1060,9 @@ test_sync_last_guest_option()
 }
 
 # One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
-# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the
-# copy has none, said in one line; trace-cmd places the events by the
-# TIME_SHIFT, and merged again without @PID the guest is tied by its CPU
-# count.
+# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the copy
+# has none, said in one line; trace-cmd places the events by the TIME_SHIFT,
+# and merged again without @PID the guest is tied by its CPU count.
 test_sync_shared_thread()
 {
 	local id
@@ -1170,22 +1128,19 @@ main()
 	local t unit_plan
 
 	tap_header
-	if [ ! -x "$MERGE" ] || [ ! -x "$MKTRACE" ] || [ ! -x "$UNIT" ] || [ ! -x "$ITERATE" ] ||
-	   [ ! -x "$PFTRACE_CHECK" ]; then
+	[ -x "$MERGE" ] && [ -x "$MKTRACE" ] && [ -x "$UNIT" ] && [ -x "$ITERATE" ] && [ -x "$PFTRACE_CHECK" ] ||
 		tap_skip_all "$MERGE, $MKTRACE, $UNIT, $ITERATE or $PFTRACE_CHECK not built: run 'make tools'"
-	fi
-	if ! command -v jq >/dev/null || ! command -v protoc >/dev/null; then
+	command -v jq >/dev/null && command -v protoc >/dev/null ||
 		tap_skip_all "jq or protoc missing: run scripts/build/deps.sh"
-	fi
 	WORK=$(mktemp -d)
 	trap 'rm -rf "$WORK"' EXIT
-	# The step pair of test_conversions, which most tests after it merge.
+	# The step pair of test_merges, which most tests after it merge.
 	STEP=(-H "$WORK/step-host.dat" -g "$WORK/step-guest.dat")
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
 	tap_plan $((82 + unit_plan))
-	for t in test_conversions test_two_vms test_outside test_bad_files test_no_damage \
+	for t in test_merges test_no_damage \
 		 test_vm_created_again test_tid_reused test_nested_errors test_json \
 		 test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \
 		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
@@ -1193,7 +1148,6 @@ main()
 		"$t"
 	done
 	tap_import <"$WORK/unit.tap"
-	# Fails unless all planned results passed or skipped.
 	tap_finished
 }
 

@@ -100,8 +100,6 @@ tap_bail()
 tap_finished()
 {
 	tap_totals
-	if [ $((TAP_PASSED + TAP_SKIPPED)) = "$TAP_PLAN" ] && [ "$TAP_FAILED" = 0 ]; then
-		exit "$TAP_PASS"
-	fi
+	[ $((TAP_PASSED + TAP_SKIPPED)) = "$TAP_PLAN" ] && [ "$TAP_FAILED" = 0 ] && exit "$TAP_PASS"
 	exit "$TAP_FAIL"
 }
