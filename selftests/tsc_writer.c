@@ -6,7 +6,9 @@
  * usage: tsc_writer SECONDS [VMS]
  * Writes IA32_TSC on two vCPUs in a loop for SECONDS seconds, then prints
  * how many writes it made. With VMS, every round is a VM of its own,
- * created, written and destroyed, until VMS of them or SECONDS.
+ * created, written and destroyed, until VMS of them or SECONDS. A line
+ * on stderr every minute says it goes on: a test VM that prints nothing
+ * for long is taken for stalled.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "kvm_dev.h"
 
 #define NR_VCPUS 2
+#define REPORT_EVERY 60	/* seconds */
 
 struct vm {
 	struct kvm_vm *vm;
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
 	unsigned long long rounds = 0, vms = 0, max_vms = 0;
 	int err = kvm_dev_errno();
 	struct vm vm;
-	time_t end;
+	time_t end, report;
 
 	if (argc < 2 || argc > 3 || atoi(argv[1]) <= 0 || (argc == 3 && atoll(argv[2]) <= 0))
 		ksft_exit_fail_msg("usage: %s SECONDS [VMS]\n", argv[0]);
@@ -57,8 +60,13 @@ int main(int argc, char **argv)
 	create_vm(&vm);
 	vms++;
 
+	report = time(NULL) + REPORT_EVERY;
 	end = time(NULL) + atoi(argv[1]);
 	while (time(NULL) < end) {
+		if (time(NULL) >= report) {
+			fprintf(stderr, "# tsc_writer: %llu VMs so far\n", vms);
+			report += REPORT_EVERY;
+		}
 		write_tscs(&vm, rounds++);
 		if (!max_vms)
 			continue;
