@@ -74,7 +74,7 @@ write_scenarios()
 # some ten times slower than TCG.
 set_vm_limits()
 {
-	local scenario
+	local scenario scale=2
 
 	TIMEOUT=$L0_TIMEOUT SILENCE=0
 	for scenario in "${SCENARIOS[@]}"; do
@@ -82,11 +82,8 @@ set_vm_limits()
 		TIMEOUT=$((TIMEOUT + l1_timeout))
 		[ "$silence" -le "$SILENCE" ] || SILENCE=$silence
 	done
-	if [ "$VMM" = bochs ]; then
-		SILENCE=$((SILENCE * 5))
-	else
-		SILENCE=$((SILENCE * 2))
-	fi
+	[ "$VMM" != bochs ] || scale=5
+	SILENCE=$((SILENCE * scale))
 }
 
 # The test VM, running COMMAND... with the guests' root and the scenarios
@@ -189,8 +186,7 @@ main()
 		esac
 		shift
 	done
-	[ $# -gt 0 ] || die "$USAGE"
-	[ -n "$ROOT" ] || die "$USAGE"
+	[ $# -gt 0 ] && [ -n "$ROOT" ] || die "$USAGE"
 	[ -f "$ROOT/e2e/guest.cpio.gz" ] || die "$ROOT: not filled by scripts/e2e/guest-root.sh"
 	readonly VM_LOG=$VM_DIR.log
 	write_scenarios "$@"

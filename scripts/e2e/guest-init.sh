@@ -243,10 +243,8 @@ run()
 	: >"$SHARE/ready"
 	say "ready"
 	wait_for_host go || return 1
-	if [ "$(level_key recorder)" = agent ]; then
-		wait_until "$AGENT_TIMEOUT" agent_recording ||
-			{ fail "the host's trace-cmd record did not start the agent's recording within ${AGENT_TIMEOUT}s"; return 1; }
-	fi
+	[ "$(level_key recorder)" != agent ] || wait_until "$AGENT_TIMEOUT" agent_recording ||
+		{ fail "the host's trace-cmd record did not start the agent's recording within ${AGENT_TIMEOUT}s"; return 1; }
 	run_workload || return 1
 	[ "$(level_key recorder)" != self ] || extract_trace
 }

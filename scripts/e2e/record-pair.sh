@@ -88,10 +88,7 @@ stop_agent_recorder_now()
 
 cleanup()
 {
-	if [ -n "$QEMU_PID" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
-		kill -KILL "$QEMU_PID" 2>/dev/null
-		wait "$QEMU_PID" 2>/dev/null
-	fi
+	[ -z "$QEMU_PID" ] || { kill -KILL "$QEMU_PID" 2>/dev/null; wait "$QEMU_PID" 2>/dev/null; }
 	QEMU_PID=
 	[ -z "$RECORDER_PID" ] || stop_agent_recorder_now
 	[ -z "$RECORDING" ] || sh "$RECORD" stop -d "$W/record" >/dev/null 2>&1
@@ -101,10 +98,8 @@ cleanup()
 
 check_host()
 {
-	if [ ! -c /dev/kvm ]; then
-		echo "# SKIP L$LEVEL has no /dev/kvm (kvm_amd or kvm_intel did not load)"
-		return 4
-	fi
+	[ -c /dev/kvm ] ||
+		{ echo "# SKIP L$LEVEL has no /dev/kvm (kvm_amd or kvm_intel did not load)"; return 4; }
 	for f in "$E2E/bzImage" "$E2E/guest.cpio.gz" /usr/bin/qemu-system-x86_64 /usr/bin/trace-cmd; do
 		[ -e "$f" ] || { fail "$f is missing: give vmtest.sh --add what guest-root.sh fills"; return 1; }
 	done
