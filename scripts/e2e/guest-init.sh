@@ -17,11 +17,10 @@
 # A marker is "ktt-marker before|after cpu=N seq=K" written into
 # trace_marker on vCPU N and followed at once by a 1-byte write to
 # marker_port, which nothing of QEMU's pc machine, SeaBIOS or Linux uses:
-# the host traces that write as the vCPU's next kvm_exit, so each marker
-# has a host timestamp of its own. Between the "before" and the "after"
-# markers every vCPU's IA32_TSC is set to CPU 0's TSC plus lN_tsc_jump
-# through /dev/cpu/N/msr, which the host's KVM traces as
-# kvm_write_tsc_offset.
+# the host traces that write as the vCPU's next kvm_exit, so each marker has
+# a host timestamp of its own. Between the "before" and the "after" markers
+# every vCPU's IA32_TSC is set to CPU 0's TSC plus lN_tsc_jump through
+# /dev/cpu/N/msr, which the host's KVM traces as kvm_write_tsc_offset.
 
 # shellcheck shell=dash # busybox sh, which has local
 # shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
@@ -94,11 +93,6 @@ markers_on_all_cpus()
 	say "markers $phase written on $NCPUS vCPUs"
 }
 
-read_tsc()
-{
-	dd if="/dev/cpu/$1/msr" bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' '
-}
-
 # IA32_TSC (MSR 0x10) of CPU, as 8 little-endian bytes at offset 0x10 * 8.
 write_tsc()
 {
@@ -117,7 +111,7 @@ jump_tsc()
 {
 	local target cpu=0
 
-	target=$(read_tsc 0)
+	target=$(dd if=/dev/cpu/0/msr bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' ')
 	[ -n "$target" ] || { fail "cannot read IA32_TSC through /dev/cpu/0/msr"; return 1; }
 	target=$((target + $(level_key tsc_jump)))
 	while [ "$cpu" -lt "$NCPUS" ]; do

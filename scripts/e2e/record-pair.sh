@@ -46,9 +46,8 @@ readonly AGENT_OPTIONAL="kvm:kvm_write_tsc_multiplier kvm:kvm_nested_tsc_offset"
 readonly RELAY_EVERY=30
 # Every byte on the guest's console is an exit to this level's QEMU: with
 # loglevel=5 its boot prints warnings and worse only (loglevel=4 took
-# scenario own from 114 s to 69 s here under QEMU). The TSC jump moves the guest's
-# clock and jiffies forward by minutes at once: RCU would report a stall
-# that is none.
+# scenario own from 114 s to 69 s here under QEMU). The TSC jump moves the
+# guest's clock and jiffies on by minutes at once: RCU would see a false stall.
 readonly GUEST_CMDLINE="console=ttyS0 loglevel=5 panic=-1 tsc=reliable pci=noacpi msr.allow_writes=on rcupdate.rcu_cpu_stall_suppress=1"
 
 LEVEL=0
@@ -77,20 +76,17 @@ fail()
 	return 1
 }
 
-stop_agent_recorder_now()
-{
-	kill -KILL -- "-$RECORDER_PID" 2>/dev/null
-	wait "$RECORDER_PID" 2>/dev/null
-	RECORDER_PID=
-	echo 0 >"$TRACEFS/tracing_on"
-	echo 0 >"$TRACEFS/events/enable"
-}
-
 cleanup()
 {
 	[ -z "$QEMU_PID" ] || { kill -KILL "$QEMU_PID" 2>/dev/null; wait "$QEMU_PID" 2>/dev/null; }
 	QEMU_PID=
-	[ -z "$RECORDER_PID" ] || stop_agent_recorder_now
+	if [ -n "$RECORDER_PID" ]; then
+		kill -KILL -- "-$RECORDER_PID" 2>/dev/null
+		wait "$RECORDER_PID" 2>/dev/null
+		RECORDER_PID=
+		echo 0 >"$TRACEFS/tracing_on"
+		echo 0 >"$TRACEFS/events/enable"
+	fi
 	[ -z "$RECORDING" ] || sh "$RECORD" stop -d "$W/record" >/dev/null 2>&1
 	RECORDING=
 	return 0
