@@ -75,19 +75,15 @@ write_marker()
 # The markers of PHASE on each vCPU in turn, this shell moved onto it.
 markers_on_all_cpus()
 {
-	local phase=$1 cpu=0 seq markers
+	local phase=$1 cpu seq
 
-	markers=$(level_key markers)
-	while [ "$cpu" -lt "$NCPUS" ]; do
+	for cpu in $(seq 0 $((NCPUS - 1))); do
 		taskset -p -c "$cpu" $$ >/dev/null || { fail "cannot move onto cpu $cpu"; return 1; }
-		seq=1
-		while [ "$seq" -le "$markers" ]; do
+		for seq in $(seq "$(level_key markers)"); do
 			write_marker "$phase" "$cpu" "$seq" ||
 				{ fail "writing the '$phase' markers on cpu $cpu"; return 1; }
-			seq=$((seq + 1))
 			sleep 0.1
 		done
-		cpu=$((cpu + 1))
 	done
 	taskset -p -c "0-$((NCPUS - 1))" $$ >/dev/null
 	say "markers $phase written on $NCPUS vCPUs"
@@ -96,12 +92,11 @@ markers_on_all_cpus()
 # IA32_TSC (MSR 0x10) of CPU, as 8 little-endian bytes at offset 0x10 * 8.
 write_tsc()
 {
-	local cpu=$1 value=$2 bytes='' i=0
+	local cpu=$1 value=$2 bytes='' _
 
-	while [ "$i" -lt 8 ]; do
+	for _ in 1 2 3 4 5 6 7 8; do
 		bytes="$bytes\\$(printf %03o $((value & 255)))"
 		value=$((value >> 8))
-		i=$((i + 1))
 	done
 	# shellcheck disable=SC2059 # the bytes are the format
 	printf "$bytes" | dd of="/dev/cpu/$cpu/msr" bs=8 seek=2 count=1 conv=notrunc 2>/dev/null
@@ -109,14 +104,13 @@ write_tsc()
 
 jump_tsc()
 {
-	local target cpu=0
+	local target cpu
 
 	target=$(dd if=/dev/cpu/0/msr bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' ')
 	[ -n "$target" ] || { fail "cannot read IA32_TSC through /dev/cpu/0/msr"; return 1; }
 	target=$((target + $(level_key tsc_jump)))
-	while [ "$cpu" -lt "$NCPUS" ]; do
+	for cpu in $(seq 0 $((NCPUS - 1))); do
 		write_tsc "$cpu" "$target" || { fail "cannot write IA32_TSC through /dev/cpu/$cpu/msr"; return 1; }
-		cpu=$((cpu + 1))
 	done
 	say "IA32_TSC of $NCPUS vCPUs set to $target"
 }
