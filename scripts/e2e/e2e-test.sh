@@ -99,9 +99,9 @@ boot_vm()
 # the VM's "# SKIP" line, or the last attempt's status.
 record()
 {
-	local attempt=1 status
+	local attempt status
 
-	while :; do
+	for attempt in $(seq "$ATTEMPTS"); do
 		boot_vm sh scripts/e2e/record-pair.sh "${SCENARIOS[@]#"$VM_DIR-scenarios"}"
 		status=$?
 		sed 's/^/# /' "$VM_LOG"
@@ -109,7 +109,6 @@ record()
 		grep -q "step '\(boot\|run\)' failed\|the VM did not finish within\|the VM printed nothing for" "$VM_LOG" ||
 			return "$status"
 		echo "# attempt $attempt of $ATTEMPTS failed: $(grep -o "step '[a-z]*' failed: .*\|the VM did not finish within [0-9]*s\|the VM printed nothing for [0-9]*s" "$VM_LOG" | tail -1); booting the test VM again"
-		attempt=$((attempt + 1))
 	done
 }
 

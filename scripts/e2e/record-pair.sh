@@ -183,7 +183,7 @@ agent_recorder_started()
 # CID (the clock it sets is x86-tsc only then).
 start_agent_recorder()
 {
-	local events='' ev attempt=1
+	local events='' ev attempt
 
 	for ev in $AGENT_EVENTS; do
 		[ -d "$TRACEFS/events/${ev%%:*}/${ev#*:}" ] || { fail "this kernel has no $ev event"; return 1; }
@@ -194,7 +194,7 @@ start_agent_recorder()
 	done
 	set -- --compression none -e sched:sched_switch
 	[ -d "$TRACEFS/events/msr/write_msr" ] && set -- "$@" -e msr:write_msr -f msr==0x10
-	while :; do
+	for attempt in $(seq "$AGENT_ATTEMPTS"); do
 		echo "== attempt $attempt: trace-cmd record --compression none -o $W/trace.dat$events -A guest@$GUEST_CID $*" \
 			>>"$W/recorder.log"
 		rm -f "$W/trace.dat" "$W/trace-guest.dat"
@@ -207,10 +207,8 @@ start_agent_recorder()
 		grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" && return 0
 		echo "== trace-cmd did not find the guest's QEMU; stopped" >>"$W/recorder.log"
 		stop_agent_recorder || return 1
-		[ "$attempt" -lt "$AGENT_ATTEMPTS" ] ||
-			{ fail "trace-cmd record -A did not find the guest's QEMU in $AGENT_ATTEMPTS attempts"; return 1; }
-		attempt=$((attempt + 1))
 	done
+	fail "trace-cmd record -A did not find the guest's QEMU in $AGENT_ATTEMPTS attempts"
 }
 
 stop_agent_recorder()
