@@ -74,7 +74,7 @@ write_scenarios()
 # some ten times slower than TCG.
 set_vm_limits()
 {
-	local scenario
+	local scenario scale=2
 
 	TIMEOUT=$L0_TIMEOUT SILENCE=0
 	for scenario in "${SCENARIOS[@]}"; do
@@ -82,11 +82,8 @@ set_vm_limits()
 		TIMEOUT=$((TIMEOUT + l1_timeout))
 		[ "$silence" -le "$SILENCE" ] || SILENCE=$silence
 	done
-	if [ "$VMM" = bochs ]; then
-		SILENCE=$((SILENCE * 5))
-	else
-		SILENCE=$((SILENCE * 2))
-	fi
+	[ "$VMM" != bochs ] || scale=5
+	SILENCE=$((SILENCE * scale))
 }
 
 # The test VM, running COMMAND... with the guests' root and the scenarios
@@ -102,9 +99,9 @@ boot_vm()
 # the VM's "# SKIP" line, or the last attempt's status.
 record()
 {
-	local attempt=1 status
+	local attempt status
 
-	while :; do
+	for attempt in $(seq "$ATTEMPTS"); do
 		boot_vm sh scripts/e2e/record-pair.sh "${SCENARIOS[@]#"$VM_DIR-scenarios"}"
 		status=$?
 		sed 's/^/# /' "$VM_LOG"
@@ -112,7 +109,6 @@ record()
 		grep -q "step '\(boot\|run\)' failed\|the VM did not finish within\|the VM printed nothing for" "$VM_LOG" ||
 			return "$status"
 		echo "# attempt $attempt of $ATTEMPTS failed: $(grep -o "step '[a-z]*' failed: .*\|the VM did not finish within [0-9]*s\|the VM printed nothing for [0-9]*s" "$VM_LOG" | tail -1); booting the test VM again"
-		attempt=$((attempt + 1))
 	done
 }
 
@@ -189,8 +185,7 @@ main()
 		esac
 		shift
 	done
-	[ $# -gt 0 ] || die "$USAGE"
-	[ -n "$ROOT" ] || die "$USAGE"
+	[ $# -gt 0 ] && [ -n "$ROOT" ] || die "$USAGE"
 	[ -f "$ROOT/e2e/guest.cpio.gz" ] || die "$ROOT: not filled by scripts/e2e/guest-root.sh"
 	readonly VM_LOG=$VM_DIR.log
 	write_scenarios "$@"

@@ -17,11 +17,10 @@
 # A marker is "ktt-marker before|after cpu=N seq=K" written into
 # trace_marker on vCPU N and followed at once by a 1-byte write to
 # marker_port, which nothing of QEMU's pc machine, SeaBIOS or Linux uses:
-# the host traces that write as the vCPU's next kvm_exit, so each marker
-# has a host timestamp of its own. Between the "before" and the "after"
-# markers every vCPU's IA32_TSC is set to CPU 0's TSC plus lN_tsc_jump
-# through /dev/cpu/N/msr, which the host's KVM traces as
-# kvm_write_tsc_offset.
+# the host traces that write as the vCPU's next kvm_exit, so each marker has
+# a host timestamp of its own. Between the "before" and the "after" markers
+# every vCPU's IA32_TSC is set to CPU 0's TSC plus lN_tsc_jump through
+# /dev/cpu/N/msr, which the host's KVM traces as kvm_write_tsc_offset.
 
 # shellcheck shell=dash # busybox sh, which has local
 # shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
@@ -76,38 +75,28 @@ write_marker()
 # The markers of PHASE on each vCPU in turn, this shell moved onto it.
 markers_on_all_cpus()
 {
-	local phase=$1 cpu=0 seq markers
+	local phase=$1 cpu seq
 
-	markers=$(level_key markers)
-	while [ "$cpu" -lt "$NCPUS" ]; do
+	for cpu in $(seq 0 $((NCPUS - 1))); do
 		taskset -p -c "$cpu" $$ >/dev/null || { fail "cannot move onto cpu $cpu"; return 1; }
-		seq=1
-		while [ "$seq" -le "$markers" ]; do
+		for seq in $(seq "$(level_key markers)"); do
 			write_marker "$phase" "$cpu" "$seq" ||
 				{ fail "writing the '$phase' markers on cpu $cpu"; return 1; }
-			seq=$((seq + 1))
 			sleep 0.1
 		done
-		cpu=$((cpu + 1))
 	done
 	taskset -p -c "0-$((NCPUS - 1))" $$ >/dev/null
 	say "markers $phase written on $NCPUS vCPUs"
 }
 
-read_tsc()
-{
-	dd if="/dev/cpu/$1/msr" bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' '
-}
-
 # IA32_TSC (MSR 0x10) of CPU, as 8 little-endian bytes at offset 0x10 * 8.
 write_tsc()
 {
-	local cpu=$1 value=$2 bytes='' i=0
+	local cpu=$1 value=$2 bytes='' _
 
-	while [ "$i" -lt 8 ]; do
+	for _ in 1 2 3 4 5 6 7 8; do
 		bytes="$bytes\\$(printf %03o $((value & 255)))"
 		value=$((value >> 8))
-		i=$((i + 1))
 	done
 	# shellcheck disable=SC2059 # the bytes are the format
 	printf "$bytes" | dd of="/dev/cpu/$cpu/msr" bs=8 seek=2 count=1 conv=notrunc 2>/dev/null
@@ -115,14 +104,13 @@ write_tsc()
 
 jump_tsc()
 {
-	local target cpu=0
+	local target cpu
 
-	target=$(read_tsc 0)
+	target=$(dd if=/dev/cpu/0/msr bs=8 skip=2 count=1 2>/dev/null | od -A n -t u8 | tr -d ' ')
 	[ -n "$target" ] || { fail "cannot read IA32_TSC through /dev/cpu/0/msr"; return 1; }
 	target=$((target + $(level_key tsc_jump)))
-	while [ "$cpu" -lt "$NCPUS" ]; do
+	for cpu in $(seq 0 $((NCPUS - 1))); do
 		write_tsc "$cpu" "$target" || { fail "cannot write IA32_TSC through /dev/cpu/$cpu/msr"; return 1; }
-		cpu=$((cpu + 1))
 	done
 	say "IA32_TSC of $NCPUS vCPUs set to $target"
 }
@@ -243,10 +231,8 @@ run()
 	: >"$SHARE/ready"
 	say "ready"
 	wait_for_host go || return 1
-	if [ "$(level_key recorder)" = agent ]; then
-		wait_until "$AGENT_TIMEOUT" agent_recording ||
-			{ fail "the host's trace-cmd record did not start the agent's recording within ${AGENT_TIMEOUT}s"; return 1; }
-	fi
+	[ "$(level_key recorder)" != agent ] || wait_until "$AGENT_TIMEOUT" agent_recording ||
+		{ fail "the host's trace-cmd record did not start the agent's recording within ${AGENT_TIMEOUT}s"; return 1; }
 	run_workload || return 1
 	[ "$(level_key recorder)" != self ] || extract_trace
 }

@@ -46,9 +46,8 @@ readonly AGENT_OPTIONAL="kvm:kvm_write_tsc_multiplier kvm:kvm_nested_tsc_offset"
 readonly RELAY_EVERY=30
 # Every byte on the guest's console is an exit to this level's QEMU: with
 # loglevel=5 its boot prints warnings and worse only (loglevel=4 took
-# scenario own from 114 s to 69 s here under QEMU). The TSC jump moves the guest's
-# clock and jiffies forward by minutes at once: RCU would report a stall
-# that is none.
+# scenario own from 114 s to 69 s here under QEMU). The TSC jump moves the
+# guest's clock and jiffies on by minutes at once: RCU would see a false stall.
 readonly GUEST_CMDLINE="console=ttyS0 loglevel=5 panic=-1 tsc=reliable pci=noacpi msr.allow_writes=on rcupdate.rcu_cpu_stall_suppress=1"
 
 LEVEL=0
@@ -77,23 +76,17 @@ fail()
 	return 1
 }
 
-stop_agent_recorder_now()
-{
-	kill -KILL -- "-$RECORDER_PID" 2>/dev/null
-	wait "$RECORDER_PID" 2>/dev/null
-	RECORDER_PID=
-	echo 0 >"$TRACEFS/tracing_on"
-	echo 0 >"$TRACEFS/events/enable"
-}
-
 cleanup()
 {
-	if [ -n "$QEMU_PID" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
-		kill -KILL "$QEMU_PID" 2>/dev/null
-		wait "$QEMU_PID" 2>/dev/null
-	fi
+	[ -z "$QEMU_PID" ] || { kill -KILL "$QEMU_PID" 2>/dev/null; wait "$QEMU_PID" 2>/dev/null; }
 	QEMU_PID=
-	[ -z "$RECORDER_PID" ] || stop_agent_recorder_now
+	if [ -n "$RECORDER_PID" ]; then
+		kill -KILL -- "-$RECORDER_PID" 2>/dev/null
+		wait "$RECORDER_PID" 2>/dev/null
+		RECORDER_PID=
+		echo 0 >"$TRACEFS/tracing_on"
+		echo 0 >"$TRACEFS/events/enable"
+	fi
 	[ -z "$RECORDING" ] || sh "$RECORD" stop -d "$W/record" >/dev/null 2>&1
 	RECORDING=
 	return 0
@@ -101,10 +94,8 @@ cleanup()
 
 check_host()
 {
-	if [ ! -c /dev/kvm ]; then
-		echo "# SKIP L$LEVEL has no /dev/kvm (kvm_amd or kvm_intel did not load)"
-		return 4
-	fi
+	[ -c /dev/kvm ] ||
+		{ echo "# SKIP L$LEVEL has no /dev/kvm (kvm_amd or kvm_intel did not load)"; return 4; }
 	for f in "$E2E/bzImage" "$E2E/guest.cpio.gz" /usr/bin/qemu-system-x86_64 /usr/bin/trace-cmd; do
 		[ -e "$f" ] || { fail "$f is missing: give vmtest.sh --add what guest-root.sh fills"; return 1; }
 	done
@@ -192,7 +183,7 @@ agent_recorder_started()
 # CID (the clock it sets is x86-tsc only then).
 start_agent_recorder()
 {
-	local events='' ev attempt=1
+	local events='' ev attempt
 
 	for ev in $AGENT_EVENTS; do
 		[ -d "$TRACEFS/events/${ev%%:*}/${ev#*:}" ] || { fail "this kernel has no $ev event"; return 1; }
@@ -203,7 +194,7 @@ start_agent_recorder()
 	done
 	set -- --compression none -e sched:sched_switch
 	[ -d "$TRACEFS/events/msr/write_msr" ] && set -- "$@" -e msr:write_msr -f msr==0x10
-	while :; do
+	for attempt in $(seq "$AGENT_ATTEMPTS"); do
 		echo "== attempt $attempt: trace-cmd record --compression none -o $W/trace.dat$events -A guest@$GUEST_CID $*" \
 			>>"$W/recorder.log"
 		rm -f "$W/trace.dat" "$W/trace-guest.dat"
@@ -216,10 +207,8 @@ start_agent_recorder()
 		grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" && return 0
 		echo "== trace-cmd did not find the guest's QEMU; stopped" >>"$W/recorder.log"
 		stop_agent_recorder || return 1
-		[ "$attempt" -lt "$AGENT_ATTEMPTS" ] ||
-			{ fail "trace-cmd record -A did not find the guest's QEMU in $AGENT_ATTEMPTS attempts"; return 1; }
-		attempt=$((attempt + 1))
 	done
+	fail "trace-cmd record -A did not find the guest's QEMU in $AGENT_ATTEMPTS attempts"
 }
 
 stop_agent_recorder()

@@ -209,14 +209,20 @@ test_clean()
 	grep -q "removing: the tracefs instance" "$WORK/clean.err" && nothing_left
 }
 
-test_start_stop_after_clean()
+# Records NAME.dat with record-host.sh from nothing left; what start and
+# stop said in NAME.start and NAME.stop, shown when either fails.
+start_stop()
 {
 	reset
-	if ! { record_host start -o "$WORK/clean.dat" 2>"$WORK/clean.start" &&
-		record_host stop 2>"$WORK/clean.stop" && ! instance_exists && [ -s "$WORK/clean.dat" ]; }; then
-		sed 's/^/# /' "$WORK/clean.start" "$WORK/clean.stop" 2>/dev/null
-		return 1
-	fi
+	record_host start -o "$WORK/$1.dat" 2>"$WORK/$1.start" && record_host stop 2>"$WORK/$1.stop" ||
+		{ sed 's/^/# /' "$WORK/$1.start" "$WORK/$1.stop" 2>/dev/null; return 1; }
+}
+
+test_start_stop_after_clean()
+{
+	start_stop clean || return 1
+	! instance_exists && [ -s "$WORK/clean.dat" ] ||
+		{ sed 's/^/# /' "$WORK/clean.start" "$WORK/clean.stop"; return 1; }
 }
 
 test_stop_after_kill()
@@ -334,12 +340,7 @@ record_snapshot()
 {
 	local name="$1"
 
-	reset
-	if ! record_host start -o "$WORK/$name.dat" 2>"$WORK/$name.start" ||
-		! record_host stop 2>"$WORK/$name.stop"; then
-		sed 's/^/# /' "$WORK/$name.start" "$WORK/$name.stop" 2>/dev/null
-		return 1
-	fi
+	start_stop "$name" || return 1
 	sed 's/^/# /' "$WORK/$name.start"
 	trace-cmd report -i "$WORK/$name.dat" 2>"$WORK/$name.report-err" |
 		sed -n 's/.*: \(kvm-tsc-snapshot .*\)$/\1/p' | sed 's/ *$//' >"$WORK/$name.snapshot"
@@ -358,17 +359,12 @@ check_snapshot_frame()
 {
 	local snapshot="$1" last vcpus
 
-	if dmesg 2>/dev/null |
-		grep -Eq 'tsc: (Refined TSC clocksource calibration:|Detected) [0-9]+\.[0-9]{3} MHz' &&
-		! head -n 1 "$snapshot" | grep -q '^kvm-tsc-snapshot tsc_khz=[1-9][0-9]*$'; then
-		echo "# dmesg has the TSC rate, but the snapshot does not begin with tsc_khz=" >&2
-		return 1
-	fi
-	if [ "$(grep -c '^kvm-tsc-snapshot tsc_khz=' "$snapshot")" -gt 1 ] ||
-		[ "$(grep -c '^kvm-tsc-snapshot end ' "$snapshot")" != 1 ]; then
-		echo "# not one end line, or more than one tsc_khz line" >&2
-		return 1
-	fi
+	head -n 1 "$snapshot" | grep -q '^kvm-tsc-snapshot tsc_khz=[1-9][0-9]*$' || ! dmesg 2>/dev/null |
+		grep -Eq 'tsc: (Refined TSC clocksource calibration:|Detected) [0-9]+\.[0-9]{3} MHz' ||
+		{ echo "# dmesg has the TSC rate, but the snapshot does not begin with tsc_khz=" >&2; return 1; }
+	[ "$(grep -c '^kvm-tsc-snapshot tsc_khz=' "$snapshot")" -le 1 ] &&
+		[ "$(grep -c '^kvm-tsc-snapshot end ' "$snapshot")" = 1 ] ||
+		{ echo "# not one end line, or more than one tsc_khz line" >&2; return 1; }
 	last=$(tail -n 1 "$snapshot")
 	vcpus=$(grep -c '^kvm-tsc-snapshot vm=' "$snapshot")
 	echo "$last" | grep -q "^kvm-tsc-snapshot end vms=[0-9]* vcpus=$vcpus\$" ||

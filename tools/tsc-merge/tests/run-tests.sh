@@ -177,22 +177,26 @@ merge_cases()
 	done
 }
 
+# step_host NAME OFFSET NEXT: VMM 1000's vCPU 0 runs host 200..300 with
+# OFFSET and 400..500 with NEXT, written at host 310.
+step_host()
+{
+	{ vmm 1000 0x100000000 32 "$2" 1001
+	  run 1001 0 200 300
+	  tsc_offset 1001 310 0 "$2" "$3"
+	  run 1001 0 400 500; } | mktrace "$1"
+}
+
 # The conversions worked by hand, two VMs, and the files the tool refuses
 # by name: first the traces, each with how its times convert, then the runs.
 test_merges()
 {
 	# Offset -100, then 5000 from host 310 on: the step pair most tests use.
-	{ vmm 1000 0x100000000 32 -100 1001
-	  run 1001 0 200 300
-	  tsc_offset 1001 310 0 -100 5000
-	  run 1001 0 400 500; } | mktrace step-host
+	step_host step-host -100 5000
 	{ mark 0 150 before; mark 0 5450 after; } | mktrace step-guest
 	# The TSC set back by 150 while the vCPU was out: guest 250 and 260 are
 	# host 250 and 260 before the write, or host 400 and 410 after it.
-	{ vmm 1000 0x100000000 32 0 1001
-	  run 1001 0 200 300
-	  tsc_offset 1001 310 0 0 -150
-	  run 1001 0 400 500; } | mktrace amb-host
+	step_host amb-host 0 -150
 	{ mark 0 250 a; mark 0 260 b; } | mktrace amb-guest
 	# Intel: frac_bits 48, multiplier 1.5 (0x1800000000000), offset -10^12.
 	# Host 4*10^15 is guest 6*10^15 - 10^12; the product needs 128 bits.
@@ -872,6 +876,17 @@ report_guest_times()
 		sed 's/^0*//' | tr '\n' ' '
 }
 
+# fixed_offset_sync NAME OFFSET TSC: VMM 1000's vCPU 0, OFFSET from host 1
+# on, runs 50..200; its guest marks x at TSC; merged into WORK/sync-NAME.
+fixed_offset_sync()
+{
+	{ echo "comm 1000 qemu"
+	  tsc_offset 1000 1 0 "$2" "$2"
+	  run 1000 0 50 200; } | mktrace "$1-host"
+	mark 0 "$3" x | mktrace "$1-guest"
+	merge "sync-$1" -H "$WORK/$1-host.dat" -g "$WORK/$1-guest.dat" -S "$WORK/sync-$1"
+}
+
 # The copies of the step and the scaling pairs, read back by trace-cmd.
 test_sync_out()
 {
@@ -904,21 +919,13 @@ test_sync_out()
 	test_bad_guest_option
 	# Offset 2^63: guest 2^63 + 100 is host 100, but trace-cmd sorts
 	# sample times as signed numbers.
-	{ echo "comm 1000 qemu"
-	  tsc_offset 1000 1 0 0x8000000000000000 0x8000000000000000
-	  run 1000 0 50 200; } | mktrace big-host
-	mark 0 9223372036854775908 x | mktrace big-guest
-	merge sync-big -H "$WORK/big-host.dat" -g "$WORK/big-guest.dat" -S "$WORK/sync-big"
+	fixed_offset_sync big 0x8000000000000000 9223372036854775908
 	expect_error "big-guest.dat: CPU 0 (vCPU 0 of VM @1000.1): 1 events between guest TSC 9223372036854775908 and 9223372036854775908 .*above 2^63 - 1" &&
 		[ -z "$(ls -A "$WORK/sync-big")" ]
 	tap_result $? "--sync-out names the file, CPU and guest TSC range trace-cmd cannot place, and writes nothing"
 	# Offset 2^63 - 1 + 100: guest 2^63 - 1 is host 2^64 - 100 + ... placed
 	# exactly by a sample one tick before it.
-	{ echo "comm 1000 qemu"
-	  tsc_offset 1000 1 0 0x7fffffffffffff9b 0x7fffffffffffff9b
-	  run 1000 0 50 200; } | mktrace max-host
-	mark 0 9223372036854775807 x | mktrace max-guest
-	merge sync-max -H "$WORK/max-host.dat" -g "$WORK/max-guest.dat" -S "$WORK/sync-max"
+	fixed_offset_sync max 0x7fffffffffffff9b 9223372036854775807
 	expect 0 "100 max-guest:0 print: 0x0: x" &&
 		[ "$(report_guest_times "$WORK/sync-max" max-host max-guest)" = "100 " ]
 	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
