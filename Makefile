@@ -48,8 +48,8 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
 # Listing the longest VM runs first made the run slower (2,319 s against
-# 2,143 s): the two QEMU runs, vm and vm-debug, then run side by side, and
-# each takes a third longer than beside a Bochs run.
+# 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
+# 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
 CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
