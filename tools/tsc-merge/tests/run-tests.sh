@@ -45,7 +45,7 @@ vmm_at()
 	for tid in "$@"; do
 		echo "comm $tid vcpu$id"
 		echo "0 $ts $pid task:task_newtask pid=$tid comm=vcpu$id clone_flags=0x3d0f00"
-		echo "0 $((ts + 1)) $tid kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=$mult frac_bits=$frac"
+		tsc_multiplier "$tid" $((ts + 1)) "$id" "$mult" "$frac"
 		tsc_offset "$tid" $((ts + 2)) "$id" 0 "$offset"
 		id=$((id + 1))
 		ts=$((ts + 3))
@@ -55,6 +55,12 @@ vmm_at()
 vmm()
 {
 	vmm_at 1 "$@"
+}
+
+# tsc_multiplier TID TS VCPU MULT FRAC: KVM writes a new vCPU's multiplier.
+tsc_multiplier()
+{
+	echo "0 $2 $1 kvm:kvm_write_tsc_multiplier vcpu_id=$3 previous_tsc_multiplier=0 next_tsc_multiplier=$4 frac_bits=$5"
 }
 
 # tsc_offset TID TS VCPU PREVIOUS NEXT: KVM writes vCPU VCPU's offset.
@@ -143,6 +149,12 @@ expect_stderr()
 expect_error()
 {
 	expect_stderr 1 "$1"
+}
+
+# expect_one_error PATTERN: expect_error, and stderr is that one line.
+expect_one_error()
+{
+	expect_error "$1" && [ "$(grep -c . <<<"$ERR")" = 1 ]
 }
 
 # expect_refused MESSAGE: exit status 2 (bad usage) and MESSAGE in stderr.
@@ -504,7 +516,7 @@ test_vm_created_again()
 {
 	{ vmm 1000 0x100000000 32 100 1001
 	  run 1001 0 100 200
-	  echo "0 300 1001 kvm:kvm_write_tsc_multiplier vcpu_id=0 previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+	  tsc_multiplier 1001 300 0 0x100000000 32
 	  tsc_offset 1001 301 0 0 7000
 	  run 1001 0 400 500; } | mktrace gen-host
 	{ mark 0 7450 second; } | mktrace gen-guest
@@ -545,8 +557,7 @@ test_nested_errors()
 	merge l2nonested -H "$WORK/l2-nonested-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
 	expect_error "$WORK/l2-l2guest.dat: a nested (,l2) guest of VM @1000.1, but the host trace $WORK/l2-nonested-host.dat has no kvm:kvm_nested_tsc_offset for that VM's vCPUs" &&
 		expect_error "this project's kernel series (patches/, applied with make apply KSRC=" &&
-		expect_error "must be recorded (-e kvm:kvm_nested_tsc_offset" &&
-		[ "$(grep -c . <<<"$ERR")" = 1 ]
+		expect_one_error "must be recorded (-e kvm:kvm_nested_tsc_offset"
 	tap_result $? "a nested guest whose host trace has no kvm_nested_tsc_offset: one error naming the guest, the series and the event to record"
 	# The L2 trace given without ,l2: with L1's offset 1000 its event,
 	# guest 50350, is host 49350, outside every run, as before; with the
@@ -644,14 +655,21 @@ sched()
 	echo "$1 $2 $4 sched:sched_switch prev_comm=$3 prev_pid=$4 prev_prio=120 prev_state=$5 next_comm=$6 next_pid=$7 next_prio=120"
 }
 
+# sched_host_start: a host's tasks init and worker, VMM 1000's vCPU 0, and
+# host CPU 0's switch from worker to qemu at 50: the scheduling tests' start.
+sched_host_start()
+{
+	echo "comm 1 init"; echo "comm 10 worker"
+	vmm 1000 0x100000000 32 100 1001
+	sched 0 50 worker 10 1 qemu 1000
+}
+
 # Scheduling on two host CPUs and on a guest's vCPU, every task named.
 test_perfetto_ftrace()
 {
 	local ev=$WORK/sched.events i
 
-	{ echo "comm 1 init"; echo "comm 10 worker"
-	  vmm 1000 0x100000000 32 100 1001
-	  sched 0 50 worker 10 1 qemu 1000
+	{ sched_host_start
 	  sched 1 60 init 1 0 worker 10
 	  run 1001 0 100 200; } | mktrace sched-host
 	{ echo "comm 1 init"; echo "comm 7 kworker"
@@ -794,9 +812,7 @@ test_perfetto_compact()
 {
 	local ev=$WORK/compact.events
 
-	{ echo "comm 1 init"; echo "comm 10 worker"
-	  vmm 1000 0x100000000 32 100 1001
-	  sched 0 50 worker 10 1 qemu 1000
+	{ sched_host_start
 	  sched 0 60 qemu 1000 0 vcpu0 1001
 	  run 1001 0 100 200
 	  echo "0 250 1001 sched:sched_waking comm=worker pid=10 prio=120 target_cpu=1"
@@ -1016,8 +1032,8 @@ test_bad_guest_option()
 	name_at=$(grep -obUa 'step-guest' "$WORK/sync/step-host.dat" | tail -1 | cut -d: -f1)
 	put_u32 "$WORK/badtid-host.dat" $((name_at + 11 + 8 + 4 + 4)) 4242
 	merge badtid -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat" -o "$WORK/badtid.txt"
-	expect_error "badtid-host.dat: its GUEST option 'step-guest' says host thread 4242 runs CPU 0 of .*step-guest.dat, but the host data has no kvm_entry of that thread" &&
-		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badtid.txt" ]
+	expect_one_error "badtid-host.dat: its GUEST option 'step-guest' says host thread 4242 runs CPU 0 of .*step-guest.dat, but the host data has no kvm_entry of that thread" &&
+		[ ! -e "$WORK/badtid.txt" ]
 	tap_result $? "a GUEST option naming a thread the host data lacks: one line naming file and thread, exit 1, nothing written"
 	{ echo "cpus 2"; mark 0 150 x; } | mktrace two-guest
 	merge two-sync -H "$WORK/step-host.dat" -g "$WORK/two-guest.dat@1000" -S "$WORK/sync-two"
@@ -1026,8 +1042,8 @@ test_bad_guest_option()
 		dd of="$WORK/sync-two/two-guest.dat" bs=1 seek="$(trace_id_at "$WORK/sync-two/two-guest.dat")" \
 			conv=notrunc status=none
 	merge badcpus -H "$WORK/sync/step-host.dat" -g "$WORK/sync-two/two-guest.dat" -o "$WORK/badcpus.txt"
-	expect_error "two-guest.dat: has 2 CPUs, but .*step-host.dat's GUEST option 'step-guest' (trace id 0x[0-9a-f]*) names 1" &&
-		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badcpus.txt" ]
+	expect_one_error "two-guest.dat: has 2 CPUs, but .*step-host.dat's GUEST option 'step-guest' (trace id 0x[0-9a-f]*) names 1" &&
+		[ ! -e "$WORK/badcpus.txt" ]
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
@@ -1079,7 +1095,7 @@ test_sync_shared_thread()
 	  echo "comm 1001 vcpus"
 	  echo "0 2 1000 task:task_newtask pid=1001 comm=vcpus clone_flags=0x3d0f00"
 	  for id in 0 1 2; do
-		echo "0 $((3 + 2 * id)) 1001 kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+		tsc_multiplier 1001 $((3 + 2 * id)) "$id" 0x100000000 32
 		tsc_offset 1001 $((4 + 2 * id)) "$id" 0 1000
 	  done
 	  run 1001 0 100 200; run 1001 1 300 400; run 1001 2 500 600; } | mktrace onethread-host
