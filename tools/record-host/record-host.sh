@@ -375,6 +375,18 @@ start()
 		note "the host's TSC rate is unknown (not in dmesg, no -k): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
 }
 
+# OUTPUT, the file trace-cmd wrote, must be a complete trace.dat.
+check_output()
+{
+	local output="$1"
+
+	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
+	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
+		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
+	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
+		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
+}
+
 stop()
 {
 	local pid output lost
@@ -397,12 +409,7 @@ stop()
 	fi
 	forget_recording
 	remove_instance
-	# The file trace-cmd wrote must be a complete trace.dat.
-	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
-	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
-		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
-	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
-		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
+	check_output "$output"
 	# Lost events break a merge: say so.
 	[ "${lost:-0}" = 0 ] ||
 		note "warning: the ring buffer lost $lost events (overruns and drops of all CPUs): give start a larger -b"
