@@ -283,7 +283,6 @@ novcpu|-H $WORK/step-host.dat -g $WORK/twocpu-guest.dat@1000|1||$WORK/twocpu-gue
 EOF
 }
 
-# A failed or refused run writes nothing and changes no input.
 test_no_damage()
 {
 	local before
@@ -295,8 +294,7 @@ test_no_damage()
 	tap_result $? "bad --fields exits 2 before writing -o; the inputs are unchanged"
 }
 
-# No output may name an input or another output of the run: refused with
-# exit status 2 before anything is opened, the inputs left as they were.
+# No output may name an input or another output of the run.
 test_outputs_refused()
 {
 	local before opt input what failed
@@ -347,8 +345,7 @@ test_outputs_refused()
 	tap_result $? "/dev/null takes several outputs"
 }
 
-# A guest whose CPU data yields no record (its one page's commit zeroed)
-# loses every event: an error naming it. One that recorded nothing merges.
+# A guest whose one page's commit is zeroed; one that recorded nothing.
 test_no_events()
 {
 	local at
@@ -369,8 +366,7 @@ test_no_events()
 	tap_result $? "a guest that recorded no CPU data merges as the host's events alone"
 }
 
-# A host trace whose formats hold the needed events but whose data has none
-# of some: the error about the VM names them and the recipe.
+# Host traces whose formats have the needed events but whose data lacks some.
 test_unseen_host_events()
 {
 	{ vmm 1000 0x100000000 32 100 1001 1002
@@ -425,9 +421,7 @@ test_progress()
 	tap_result $? "stderr not a terminal: no progress unless asked"
 }
 
-# Every output goes to a temporary file beside it until it is complete:
-# an output that fails leaves what the user named as it was and the
-# others, complete, are kept and named; a symbolic link stays a link, and
+# Every output goes to a temporary file beside it until it is complete;
 # devices and pipes are written in place.
 test_outputs_kept()
 {
@@ -771,8 +765,7 @@ system_infos()
 		/^\}/ && si { print id, cpus, rel, name }'
 }
 
-# Each machine is described once, before its events, from its trace's
-# UNAME and CPU count options: the real host's node name is "(none)".
+# From each trace's UNAME and CPU count: the real host's node name is "(none)".
 test_perfetto_machines()
 {
 	local name=real-agent-guest-vmx-v7-zstd
@@ -846,10 +839,8 @@ test_perfetto_compact()
 	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed; wakings likewise"
 }
 
-# The self-described kvm_entry and kvm_exit: every bundle holding one
-# describes it, and each description, decoded as Google's DescriptorProto
-# (libprotobuf-dev's descriptor.proto), names the event and its fields with
-# the types the events are written in.
+# The self-described kvm_entry and kvm_exit, each description decoded as
+# Google's DescriptorProto (libprotobuf-dev's descriptor.proto).
 test_perfetto_described()
 {
 	local decoded=$WORK/vms.decoded id group escaped
@@ -947,10 +938,8 @@ test_sync_out()
 	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
 }
 
-# The nested pair's host with only its nested guest: the host's copy gets no
-# GUEST option for it, which would claim the L1 vCPU thread 1001 for a VM
-# of its own; merged again with @1000,l2 the same timeline, and trace-cmd
-# places the event by its TIME_SHIFT.
+# The nested pair's host with only its nested guest: a GUEST option for it
+# would claim the L1 vCPU thread 1001 for a VM of its own.
 test_sync_nested()
 {
 	merge sync-l2only -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2" \
@@ -960,9 +949,8 @@ test_sync_nested()
 		merge_again sync-l2only-again -H "$WORK/sync-l2only/l2-host.dat" \
 			-g l2="$WORK/sync-l2only/l2-l2guest.dat@1000,l2"
 	tap_result $? "--sync-out: a nested guest's copy gets no GUEST option; trace-cmd places its event, and merged again with @PID,l2, the same timeline"
-	# The L1 guest's copy gets a GUEST option naming vCPU thread 1001,
-	# which the clone events put in process 1000: merged again, the
-	# nested guest is still @1000's.
+	# The L1 guest's GUEST option names thread 1001, which the clone
+	# events put in process 1000.
 	merge sync-l1l2 -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest.dat" \
 		-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l1l2"
 	expect 0 "350 l2:0 print: 0x0: inner" &&
@@ -1021,8 +1009,7 @@ put_u32()
 }
 
 # The synced host copy's GUEST option naming a thread the host data never
-# runs; a guest of two CPUs given the trace id of that option's guest of
-# one. Each is one line and no output.
+# runs; a guest of two CPUs given the trace id of that option's guest of one.
 test_bad_guest_option()
 {
 	local name_at
@@ -1047,10 +1034,8 @@ test_bad_guest_option()
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
-# Two guests with one trace id: the synced copy of test_merges' VM guest a,
-# and guest b's synced copy given a's id, as two copies of one agent
-# would have. Their copies get distinct ids, said in one line, and merged
-# again without @PID each is tied by its own GUEST option.
+# Two guests with one trace id, as two copies of one agent would have:
+# the synced copy of test_merges' VM guest a, and guest b's given a's id.
 test_sync_trace_ids()
 {
 	merge ids-first -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" \
@@ -1070,8 +1055,8 @@ test_sync_trace_ids()
 }
 
 # test_bad_guest_option's host, its GUEST option naming thread 4242, with
-# its guest tied by @PID: the copy adds the right option after the bad
-# one, and read back without @PID the last is taken, as libtracecmd does.
+# its guest tied by @PID: the copy adds the right option after the bad one;
+# libtracecmd takes the last.
 test_sync_last_guest_option()
 {
 	merge lastopt -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat@1000" \
@@ -1083,9 +1068,7 @@ test_sync_last_guest_option()
 }
 
 # One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
-# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the copy
-# has none, said in one line; trace-cmd places the events by the TIME_SHIFT,
-# and merged again without @PID the guest is tied by its CPU count.
+# tsc_guest_demo do: trace-cmd's GUEST option cannot say that.
 test_sync_shared_thread()
 {
 	local id
@@ -1112,8 +1095,7 @@ test_sync_shared_thread()
 }
 
 # record-host.sh started while the VM ran: no clone event, no offset event
-# before the guest's events; the snapshot lines give the VMM of each vCPU
-# thread and its offset. Thread 1001 ran before the snapshot came.
+# before the guest's events. Thread 1001 ran before the snapshot came.
 test_snapshot()
 {
 	{ echo "comm 1001 vcpu0"; echo "comm 1002 vcpu1"; echo "comm 1000 qemu"
