@@ -10,11 +10,8 @@
 # through the directory shared with it over 9p: the scenario goes down,
 # the guest says "ready", this level "go" once it records, the guest its
 # "status", and this level "quit" once trace-cmd record -A has the
-# guest's trace. A guest that gives no status within lN+1_timeout
-# seconds, or whose console stays quiet for `silence` seconds, is stopped
-# and its console's last lines printed; each step is printed as "# MODE:
-# T s: STEP" (T: this level's uptime) and the guest's console relayed now
-# and then, so that a level above sees this one go on printing.
+# guest's trace. Each step is printed, and the guest's console relayed
+# now and then, so that a level above sees this one go on printing.
 # /export/MODE gets host.dat, guest.dat and the guest's console and logs
 # (in mode linux-n, L1's own export under l1/). Exit status: 0, all
 # recorded; 4 after "# SKIP reason", no guest can run here; 1 after a line

@@ -7,11 +7,7 @@
 # paths given with --files (and the kernel's modules) are copied into the
 # initramfs's /ktt, and what the command leaves in /export comes back as a
 # gzipped tar on the fourth serial port. The command's output is printed
-# here; the console log stays in DIR. A test brings what else its command
-# needs as a directory for --add. The run fails when the VM does not
-# report a status within the timeout, when it prints nothing for the
-# silence limit (its console's last lines are shown then), or when the
-# kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
+# here; the console log stays in DIR.
 
 set -eu
 
