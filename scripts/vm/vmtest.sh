@@ -140,21 +140,16 @@ build_initramfs()
 
 	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
 	[ -d "$TOP_DIR/$MODROOT/lib/modules" ] || die "$TOP_DIR/$MODROOT missing: run 'make kernel'"
-	rm -rf "$VM_ROOT"
-	mkdir -p "$VM_ROOT/bin"
-	cp /bin/busybox "$VM_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/guest/guest-init.sh" "$VM_ROOT/init"
-	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	need_cmd trace-cmd trace-cmd
-	copy_with_libs trace-cmd "$VM_ROOT"
-	add_poll_lib "$VM_ROOT"
+	start_root "$VM_ROOT" scripts/guest/guest-init.sh
+	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
 	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" "$MODROOT" $FILES
 	for dir in "${ADD_DIRS[@]}"; do
 		cp -a "$dir/." "$VM_ROOT/"
 	done
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
-	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
+	pack_root "$VM_ROOT" "$INITRAMFS" 1
 }
 
 # Start QEMU in the background, in VM_PID.
