@@ -172,8 +172,7 @@ abort_start()
 }
 
 # The host's TSC rate in kHz: TSC_KHZ (-k), or the kernel log's last
-# "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc: Detected
-# X.YYY MHz ..." as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
+# calibration as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
 host_tsc_khz()
 {
 	[ -z "$TSC_KHZ" ] || { echo "$TSC_KHZ"; return 0; }
@@ -251,9 +250,8 @@ vcpu_fields()
 	echo "tid=$tid tsc_offset=$offset tsc_scaling_ratio=$ratio tsc_scaling_ratio_frac_bits=$bits"
 }
 
-# Writes the snapshot of KVM's per-vCPU TSC state (format in the header)
-# through MARKER, a write per line: from KVM, KVM's debugfs directory, and
-# with KHZ, the host's TSC rate in kHz or empty. Fails, saying why, where a
+# Writes the snapshot (format in the header) from KVM, KVM's debugfs
+# directory, and KHZ (or empty) through MARKER. Fails, saying why, where a
 # line cannot be written or a file of a vCPU that is still there read.
 write_snapshot()
 {
@@ -308,9 +306,8 @@ state_instance()
 	echo "${instance:-$DEFAULT_INSTANCE}"
 }
 
-# What a killed recording left: its state (pid, output) and its instance,
-# and INSTANCE where that is another, one line each; nothing when there is
-# none. Only for no live recorder.
+# What a killed recording left, one line each: its state (pid, output) and
+# its instance, and INSTANCE where that is another. Only for no live recorder.
 leftovers()
 {
 	local pid output instance
@@ -501,8 +498,7 @@ operand_error()
 }
 
 # The options after COMMAND (usage()) into the variables named like them:
-# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the usage;
-# an option COMMAND does not take, a bad value or an operand is a usage error.
+# -o FILE, -oFILE, --output FILE and --output=FILE alike.
 parse_options()
 {
 	local command="$1" arg name value given var
