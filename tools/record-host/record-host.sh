@@ -21,13 +21,12 @@
 # KHZ: host_tsc_khz(); no tsc_khz line where it is unknown (give
 # kvm-tsc-merge -k then). A vcpu line per debugfs directory
 # /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD: its VM's
-# file descriptor), with the text of its files as KVM prints them: TID of
-# pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of tsc-offset
-# (signed), RATIO and BITS of tsc-scaling-ratio and
-# tsc-scaling-ratio-frac-bits, only where KVM has TSC scaling. The end line
-# always ends a snapshot, with 0 VMs too (a VM destroyed meanwhile may have
-# fewer vcpu lines than vCPUs). Where debugfs cannot be read, the file has
-# no snapshot: only VMs started after the recording can be merged.
+# file descriptor), its files as KVM prints them (vcpu_fields()); TID is 0
+# before the vCPU's first KVM_RUN, the scaling fields only where KVM has
+# TSC scaling. The end line always ends a snapshot, with 0 VMs too (a VM
+# destroyed meanwhile may have fewer vcpu lines than vCPUs). Where debugfs
+# cannot be read, the file has no snapshot: only VMs started after the
+# recording can be merged.
 #
 # The tracefs instance of its own keeps the top-level buffer untouched.
 # A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
