@@ -482,8 +482,7 @@ sync_commit_race()
 	ERR=$(cat "$WORK/$1.err")
 }
 
-# A guest's copy that cannot take its name when the run ends (a directory
-# or a file put there after the check) leaves DIR as it was: the host's
+# A guest's copy that cannot take its name when the run ends: the host's
 # copy, which names the guest's trace id, is not put in either.
 test_sync_all_or_nothing()
 {
@@ -520,8 +519,7 @@ gen-amb|-H $WORK/gen-host.dat -g g=$WORK/gen-guest.dat@1000|1||more than one VM 
 EOF
 }
 
-# VMM 1000's vCPU thread 1001 exits; VMM 2000 gets tid 1001 for its own
-# vCPU. The runs before the reuse are VM 1000's in every pass and output.
+# VMM 1000's vCPU thread 1001 exits; VMM 2000 gets tid 1001 for its own vCPU.
 test_tid_reused()
 {
 	{ vmm_at 1 1000 0x100000000 32 -100 1001
@@ -545,8 +543,7 @@ test_nested_errors()
 	expect_error "a nested (,l2) guest needs the VMM pid"
 	tap_result $? "a nested guest without @PID is refused: its CPUs do not identify a VM"
 	# The host recorded without kvm_nested_tsc_offset (a kernel without
-	# the series, or the event left out): one error for the ,l2 guest that
-	# says where the event comes from and how to record it.
+	# the series, or the event left out).
 	grep -v kvm_nested_tsc_offset "$WORK/l2-host.spec" | mktrace l2-nonested-host
 	merge l2nonested -H "$WORK/l2-nonested-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
 	expect_error "$WORK/l2-l2guest.dat: a nested (,l2) guest of VM @1000.1, but the host trace $WORK/l2-nonested-host.dat has no kvm:kvm_nested_tsc_offset for that VM's vCPUs" &&
@@ -706,9 +703,7 @@ test_perfetto_ftrace()
 # every run: in runs, the step never goes back and a later step's runs
 # come later. Here the TSC jumps forward by 100000 at host 1000: b (guest
 # 1500) is nearest the first step's span, host 1500, but c (guest 101150)
-# is the second run's host 1150, and is out of order. -p starts a new
-# bundle of machine 1's CPU 0 for c: a's and b's, then c's, each in time
-# order, beside the host CPU's one.
+# is the second run's host 1150, and is out of order.
 test_perfetto_back_in_time()
 {
 	local ev=$WORK/back.events
@@ -731,10 +726,9 @@ test_perfetto_back_in_time()
 # The real recordings of fuzz/seeds/real that make a pair: the agent-mode
 # host of the VMX merge-e2e run with its guest, as version 7 zstd and as
 # version 6 (the other host seeds were recorded with no guest trace, the
-# other guest seed in a run whose host file is not kept). -p on each
-# passes Perfetto's import rules and holds every record libtracecmd reads.
-# Not names=1: the agent's guest file saves no comms, and guest pids 69
-# and 116 run events before any sched_switch of theirs names them.
+# other guest seed in a run whose host file is not kept). Not names=1:
+# the agent's guest file saves no comms, and guest pids 69 and 116 run
+# events before any sched_switch of theirs names them.
 test_perfetto_real()
 {
 	local real=$FUZZ_SRC/seeds/real host guest name records
@@ -798,9 +792,8 @@ compact_switches()
 	}'
 }
 
-# The unit pair's switches chain on each CPU, but for a rename: all but each
-# CPU's first and the renamed one go compact, and decode back to the switches
-# written. A waking goes compact when its CPU's task runs it, else stays typed.
+# The switches chain on each CPU, but for a rename. A waking goes compact
+# when its CPU's task runs it, else stays typed.
 test_perfetto_compact()
 {
 	local ev=$WORK/compact.events
@@ -963,10 +956,9 @@ test_sync_nested()
 # The real trace-cmd record -A pair: its VMX guest runs at half the host's
 # TSC rate, and no host event says so (the recording began while the VM
 # ran): the merge takes the multiplier from the agent's first TIME_SHIFT
-# sample. The guest's copy keeps that sample, before its events: merged
-# again, the same timeline. trace-cmd report puts the first guest event
-# where the merge does: host TSC 51899368196 through the host's TSC2NSEC
-# (613566932 >> 31) is 14.828395152 s.
+# sample, which the guest's copy keeps, before its events. trace-cmd report
+# puts the first guest event where the merge does: host TSC 51899368196
+# through the host's TSC2NSEC (613566932 >> 31) is 14.828395152 s.
 test_sync_agent()
 {
 	local real=$FUZZ_SRC/seeds/real host=agent-host-vmx-v7-zstd guest=agent-guest-vmx-v7-zstd
