@@ -113,9 +113,8 @@ memory_stays()
 	[ "$GROWTH" -lt $(((CYCLES - WARMUP) * TABLE_KB / 4)) ]
 }
 
-# VMS VMs of two vCPUs made and destroyed with the probe loaded, the
-# churning writers stopped: far more vCPUs than its table holds, so it
-# evicts; its table keeps its size and no write breaks the event contract.
+# VMS VMs of two vCPUs, the churning writers stopped: far more vCPUs than
+# the probe's table holds, so it evicts.
 vms_with_probe_loaded()
 {
 	local bytes start made

@@ -83,7 +83,6 @@ test_git_applied_again()
 	expect_refused "$CLONE" "already has the series" git -C "$CLONE" rev-parse HEAD
 }
 
-# The same files as the git tree with the series: patch did what git am did.
 test_plain_apply()
 {
 	run_cmd KSRC="$PLAIN" "$APPLY"
