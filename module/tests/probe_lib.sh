@@ -120,7 +120,6 @@ reload_kvm_if_gone()
 	is_loaded "$VENDOR" || load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
 }
 
-# Prints the kB that /proc/meminfo gives for FIELD.
 meminfo_kb()
 {
 	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo

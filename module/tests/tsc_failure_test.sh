@@ -5,7 +5,6 @@
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
 
-# The load must fail and the module must not stay loaded.
 load_fails()
 {
 	if load_test_module "" "$@"; then

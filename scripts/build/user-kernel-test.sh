@@ -45,7 +45,6 @@ tree_sum()
 	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum
 }
 
-# Break the context of the documentation patch in TREE.
 spoil()
 {
 	echo "spoiled for the test" >"$1/$SPOILED_FILE"

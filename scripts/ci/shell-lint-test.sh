@@ -15,7 +15,6 @@ readonly TOP_DIR
 # shellcheck source-path=SCRIPTDIR source=../../tools/tsc-merge/tests/tap.sh
 . "$TOP_DIR/tools/tsc-merge/tests/tap.sh"
 
-# The tracked shell scripts, one a line, sorted.
 shell_scripts()
 {
 	{

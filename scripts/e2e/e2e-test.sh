@@ -105,7 +105,6 @@ record()
 	done
 }
 
-# Record and judge every scenario.
 test_recordings()
 {
 	local status
@@ -139,7 +138,6 @@ hang_payload()
 	EOF
 }
 
-# Stop the one scenario's L1 and judge record-pair.sh's report.
 test_hang()
 {
 	local what took

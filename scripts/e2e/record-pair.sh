@@ -55,7 +55,6 @@ STEP=setup
 W=$WORK_ROOT SHARE='' DEST=''
 QEMU_PID='' RECORDING='' RECORDER_PID=''
 
-# This level's uptime in whole seconds.
 seconds()
 {
 	cut -d. -f1 /proc/uptime
@@ -291,7 +290,6 @@ export_pair()
 	done
 }
 
-# One scenario: a guest, its recording, its files.
 record_scenario()
 {
 	local status=0
