@@ -297,16 +297,14 @@ test_no_damage()
 # No output may name an input or another output of the run.
 test_outputs_refused()
 {
-	local before opt input what failed
+	local before opt input failed
 
 	before=$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)
 	for opt in -o -j -p -s; do
 		failed=0
-		for input in host guest; do
-			what="the host trace (-H)"
-			[ "$input" = guest ] && what="a guest trace (-g)"
-			merge refused -k 1000 "${STEP[@]}" "$opt" "$WORK/step-$input.dat"
-			expect_refused "$opt names $WORK/step-$input.dat, which is $what: refused, nothing written" ||
+		for input in "host=the host trace (-H)" "guest=a guest trace (-g)"; do
+			merge refused -k 1000 "${STEP[@]}" "$opt" "$WORK/step-${input%%=*}.dat"
+			expect_refused "$opt names $WORK/step-${input%%=*}.dat, which is ${input#*=}: refused, nothing written" ||
 				failed=1
 		done
 		[ "$failed" = 0 ] &&
