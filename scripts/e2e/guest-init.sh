@@ -238,7 +238,6 @@ main()
 
 	LEVEL=${ktt_level:?}
 	mount_all && read_scenario "$SHARE/scenario" || status=1
-	# Who records the level below: none where the scenario has none.
 	NEXT=$(next_key recorder)
 	NEXT=${NEXT:-none}
 	[ "$status" = 0 ] && { run || status=1; }

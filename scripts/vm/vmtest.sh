@@ -256,7 +256,6 @@ run_vm()
 	fi
 	VM_PID=
 	wait
-	# Under Bochs, what the payload left in the VM's /export, from the serial port.
 	[ "$VMM" != bochs ] || [ ! -s "$EXPORT_TAR" ] || tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }

@@ -391,7 +391,6 @@ stop()
 	output=$(cat "$STATE_DIR/output" 2>/dev/null) || die "no recording to stop ($STATE_DIR/output missing)"
 	trap 'remove_instance' EXIT
 	if pid=$(recorder_pid); then
-		# The events the ring buffer lost so far, all CPUs together.
 		lost=$(cat "$TRACEFS/instances/$INSTANCE"/per_cpu/cpu*/stats 2>/dev/null |
 			awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
 		kill -INT "$pid"

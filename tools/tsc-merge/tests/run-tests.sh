@@ -905,9 +905,8 @@ test_sync_out()
 		expect_refused "--sync-out names $WORK/step-host.dat, which is the host trace (-H): refused, nothing written" &&
 		[ "$(find "$WORK/sync" -mindepth 1 -maxdepth 1 | wc -l)" = 4 ]
 	tap_result $? "--sync-out refuses an existing output and its own input by name; writes nothing"
-	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's
-	# agent writes them: merged again, the guest is tied by its trace id
-	# alone, its shift is measured (exact: 0 ticks off) and replaced.
+	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's agent
+	# writes them; the shift is measured exactly: 0 ticks off.
 	merge sync-twice -H "$WORK/sync/step-host.dat" -g "$WORK/sync/step-guest.dat" -S "$WORK/sync2" &&
 		expect 0 "250 step-guest:0 print: 0x0: before" "450 step-guest:0 print: 0x0: after" &&
 		grep -q "trace-cmd's time sync (TIME_SHIFT) puts its 2 guest events up to 0 host TSC ticks from their exact host time" \
