@@ -228,10 +228,7 @@ stop_agent_recorder()
 start_recording()
 {
 	step record-start
-	if [ "$(level_key recorder)" = trace-cmd-agent ]; then
-		start_agent_recorder
-		return
-	fi
+	[ "$(level_key recorder)" = trace-cmd-agent ] && { start_agent_recorder; return; }
 	sh "$RECORD" start -o "$W/host.dat" -d "$W/record" >>"$W/recorder.log" 2>&1 ||
 		{ fail "$RECORD start: $(tail -1 "$W/recorder.log")"; return 1; }
 	RECORDING=1
