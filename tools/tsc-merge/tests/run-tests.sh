@@ -3,10 +3,9 @@
 #
 # usage: run-tests.sh [BUILD_DIR]   (default: build/tools of the project)
 #
-# Results are printed with tests/tap.sh, the tool's own TAP writer: the
-# tests need no kernel tree. The C unit tests of the TSC arithmetic and
-# the choice of step (tests/unit.c, BUILD_DIR/unit) run first; their
-# results are numbered on after these.
+# Results are printed with tests/tap.sh. The C unit tests of the TSC
+# arithmetic and the choice of step (tests/unit.c, BUILD_DIR/unit) run
+# first; their results are numbered on after these.
 #
 # Every expected host time below is worked out by hand from the formula
 # guest = ((host * mult) >> frac) + offset, so a test fails when the tool's
