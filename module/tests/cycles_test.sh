@@ -19,8 +19,6 @@ readonly WRITER_SECONDS=3600
 # As many VMs as the writers can make in their time: they churn until stopped.
 readonly WRITER_VMS=1000000000
 WRITER_PIDS=
-TABLE_KB=0
-LOADED=0
 
 load_unload()
 {
