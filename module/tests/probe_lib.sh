@@ -2,8 +2,7 @@
 # probe_lib.sh: what the module tests share: where kvm_tsc_probe, tsc_writer and debugfs are, the checks that skip a test, and the set-up and clean-up steps the tests repeat (POSIX sh, sourced).
 
 # shellcheck shell=sh
-# The constants below are for the tests that source this file.
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # the constants are for the tests that source this file
 
 set -u
 

@@ -1,8 +1,7 @@
 # common.sh: paths and helpers shared by the project's bash scripts (sourced, not run).
 
 # shellcheck shell=bash
-# The paths below are read by the scripts that source this file.
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # the paths are read by the scripts that source this file
 
 TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
