@@ -9,13 +9,10 @@
 
 set -eu
 
-readonly JSON=$1 PNG=$2 FROM=$3 TO=$4
+# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
+. "$(dirname "$0")/../scripts/lib/common.sh"
 
-die()
-{
-	echo "${0##*/}: $*" >&2
-	exit 1
-}
+readonly JSON=$1 PNG=$2 FROM=$3 TO=$4
 
 # window FILTER: jq's FILTER over the JSON, $f and $t the window in us.
 window()

@@ -19,8 +19,6 @@ readonly WRITER_SECONDS=3600
 # As many VMs as the writers can make in their time: they churn until stopped.
 readonly WRITER_VMS=1000000000
 WRITER_PIDS=
-TABLE_KB=0
-LOADED=0
 
 load_unload()
 {
@@ -113,9 +111,8 @@ memory_stays()
 	[ "$GROWTH" -lt $(((CYCLES - WARMUP) * TABLE_KB / 4)) ]
 }
 
-# VMS VMs of two vCPUs made and destroyed with the probe loaded, the
-# churning writers stopped: far more vCPUs than its table holds, so it
-# evicts; its table keeps its size and no write breaks the event contract.
+# VMS VMs of two vCPUs, the churning writers stopped: far more vCPUs than
+# the probe's table holds, so it evicts.
 vms_with_probe_loaded()
 {
 	local bytes start made

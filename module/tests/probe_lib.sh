@@ -1,13 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # probe_lib.sh: what the module tests share: where kvm_tsc_probe, tsc_writer and debugfs are, the checks that skip a test, and the set-up and clean-up steps the tests repeat (POSIX sh, sourced).
-#
-# The installed collection holds the module and ktap_helpers.sh next to
-# the tests, in TEST_DIR; tsc_writer's collection, kvm-tsc-trace, is
-# beside it. KVM_TSC_PROBE_KO and TSC_WRITER override both places.
 
 # shellcheck shell=sh
-# The constants below are for the tests that source this file.
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # the constants are for the tests that source this file
 
 set -u
 
@@ -17,6 +12,8 @@ readonly PROBE=kvm_tsc_probe
 readonly DEBUGFS_ROOT=/sys/kernel/debug
 readonly DEBUGFS=$DEBUGFS_ROOT/$PROBE
 readonly KMEMLEAK=$DEBUGFS_ROOT/kmemleak
+# The installed collection holds the module next to the tests; tsc_writer's
+# collection, kvm-tsc-trace, is beside it.
 readonly PROBE_KO="${KVM_TSC_PROBE_KO:-$TEST_DIR/$PROBE.ko}"
 readonly TSC_WRITER="${TSC_WRITER:-$TEST_DIR/../kvm-tsc-trace/tsc_writer}"
 # The TSC tracepoints, as include/tsc_event_names.h names them.
@@ -120,7 +117,6 @@ reload_kvm_if_gone()
 	is_loaded "$VENDOR" || load_kvm || ktap_print_msg "cannot reload $VENDOR nested=1"
 }
 
-# Prints the kB that /proc/meminfo gives for FIELD.
 meminfo_kb()
 {
 	sed -n "s/^$1: *\([0-9]*\) kB$/\1/p" /proc/meminfo

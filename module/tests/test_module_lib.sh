@@ -2,8 +2,7 @@
 # test_module_lib.sh: what the test_kvm_tsc tests share: where the test module is, loading it from a process whose pid is known, and reading its KTAP back from the kernel log (POSIX sh, sourced; it sources probe_lib.sh).
 
 # shellcheck shell=sh
-# The constants below are for the tests that source this file.
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # the constants are for the tests that source this file
 
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"

@@ -5,7 +5,6 @@
 # shellcheck source-path=SCRIPTDIR source=test_module_lib.sh
 . "$(dirname "$0")/test_module_lib.sh"
 
-# The load must fail and the module must not stay loaded.
 load_fails()
 {
 	if load_test_module "" "$@"; then
@@ -22,8 +21,6 @@ cleanup_clean()
 	! module_ktap | grep -q '^# vm_munmap'
 }
 
-# fail_step=tsc_msr: exactly one "not ok", vCPU 0's IA32_TSC write, with
-# what was expected and what was seen.
 wrong_expectation_fails()
 {
 	local ktap
@@ -37,7 +34,6 @@ wrong_expectation_fails()
 		cleanup_clean
 }
 
-# guest_no_hlt=1: every vCPU's guest step fails, saying why, and only it.
 endless_guest_fails()
 {
 	local ktap nr_vcpus=2
@@ -50,7 +46,6 @@ endless_guest_fails()
 		cleanup_clean
 }
 
-# With KVM gone, the load fails with ENODEV and a SKIP line saying why.
 no_kvm_skips()
 {
 	load_fails || return 1
@@ -70,7 +65,6 @@ ktap_test_result "fail_step=tsc_msr fails the load on that step alone, with expe
 	wrong_expectation_fails
 ktap_test_result "guest_no_hlt=1 fails the load: each guest step says it saw no HLT" \
 	endless_guest_fails
-# Nothing holds a VM or /dev/kvm open: the vendor module and kvm go.
 ktap_test_result "$VENDOR and kvm unload after the failed loads: no VM or file left" unload_kvm
 ktap_test_result "without KVM the load fails with ENODEV and a SKIP line saying why" no_kvm_skips
 ktap_test_result "$VENDOR reloads with nested=1" load_kvm

@@ -11,11 +11,6 @@ readonly WARMUP=10
 # VmallocUsed alike: a load creates a VM and runs its vCPUs' guests, and a
 # VM or vCPU left behind costs over ten times this in either counter.
 readonly KB_PER_LOAD=4
-DONE=0
-SLAB_BEFORE=0
-SLAB_AFTER=0
-VMALLOC_BEFORE=0
-VMALLOC_AFTER=0
 
 # Reclaimable caches out of the way, so that what remains is what stays.
 settle_memory()

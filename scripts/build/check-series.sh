@@ -96,7 +96,6 @@ apply_and_build()
 	build_kvm "$(log_of build "$patch")"
 }
 
-# Sparse on the series says nothing it does not say on the base.
 check_sparse()
 {
 	local new

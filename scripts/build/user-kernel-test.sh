@@ -45,7 +45,6 @@ tree_sum()
 	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum
 }
 
-# Break the context of the documentation patch in TREE.
 spoil()
 {
 	echo "spoiled for the test" >"$1/$SPOILED_FILE"
@@ -83,7 +82,6 @@ test_git_applied_again()
 	expect_refused "$CLONE" "already has the series" git -C "$CLONE" rev-parse HEAD
 }
 
-# The same files as the git tree with the series: patch did what git am did.
 test_plain_apply()
 {
 	run_cmd KSRC="$PLAIN" "$APPLY"

@@ -47,7 +47,6 @@ tally()
 		echo "not ok - $(basename "$result" .tap): not run, a build it needs failed (see above)"
 		fail=$((fail + 1))
 	done
-	# The results there are, in ls's order, one a line.
 	mapfile -t results < <(ls "$@" 2>/dev/null)
 	set -- "${results[@]}"
 	if [ $# -gt 0 ]; then

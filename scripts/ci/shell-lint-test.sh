@@ -5,23 +5,16 @@
 # #! line) or one that file(1) calls a shell script (.ci/run). Each file is
 # checked from the top of the repository, following what it sources (-x);
 # its findings at warning level and above, shown as comments, fail it. The
-# results are plain TAP, without kselftest's ktap_helpers.sh, so that the
-# check needs no kernel tree. Exit status: 0 when every file is clean, 1
-# when one is not, 4 (a skip) without shellcheck or outside a git checkout.
+# results are written by kvm-tsc-merge's tap.sh, which needs no kernel tree
+# as kselftest's ktap_helpers.sh does.
 
 set -u
 
 TOP_DIR=$(cd "$(dirname "$0")/../.." && pwd)
 readonly TOP_DIR
+# shellcheck source-path=SCRIPTDIR source=../../tools/tsc-merge/tests/tap.sh
+. "$TOP_DIR/tools/tsc-merge/tests/tap.sh"
 
-skip_all()
-{
-	echo "TAP version 13"
-	echo "1..0 # SKIP $*"
-	exit 4
-}
-
-# The tracked shell scripts, one a line, sorted.
 shell_scripts()
 {
 	{
@@ -33,29 +26,24 @@ shell_scripts()
 
 main()
 {
-	local files file n=0 fail=0 out
+	local files file out status
 
 	cd "$TOP_DIR" || exit 1
+	tap_header
 	command -v shellcheck >/dev/null 2>&1 ||
-		skip_all "shellcheck is not installed: run scripts/build/deps.sh"
-	git rev-parse --is-inside-work-tree >/dev/null 2>&1 || skip_all "$TOP_DIR is not a git checkout"
+		tap_skip_all "shellcheck is not installed: run scripts/build/deps.sh"
+	git rev-parse --is-inside-work-tree >/dev/null 2>&1 || tap_skip_all "$TOP_DIR is not a git checkout"
 	mapfile -t files < <(shell_scripts)
-	echo "TAP version 13"
 	echo "# $(shellcheck --version | sed -n 's/^version: /shellcheck /p')"
-	echo "1..${#files[@]}"
+	tap_plan "${#files[@]}"
 	for file in "${files[@]}"; do
-		n=$((n + 1))
-		if out=$(shellcheck -x -S warning -- "$file" 2>&1); then
-			echo "ok $n shellcheck: $file"
-		else
-			# shellcheck disable=SC2001 # at the start of every line, not of the string
-			sed 's/^/# /' <<<"$out"
-			echo "not ok $n shellcheck: $file"
-			fail=$((fail + 1))
-		fi
+		out=$(shellcheck -x -S warning -- "$file" 2>&1)
+		status=$?
+		# shellcheck disable=SC2001 # at the start of every line, not of the string
+		[ "$status" = 0 ] || sed 's/^/# /' <<<"$out"
+		tap_result "$status" "shellcheck: $file"
 	done
-	echo "# Totals: pass:$((n - fail)) fail:$fail xfail:0 xpass:0 skip:0 error:0"
-	[ "$fail" = 0 ]
+	tap_finished
 }
 
 main "$@"

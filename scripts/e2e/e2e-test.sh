@@ -7,19 +7,11 @@
 # (default qemu) in --dir (default build/vmtest-e2e), with the guests'
 # root that guest-root.sh filled in --root, where record-pair.sh records
 # every SCENARIO (scripts/e2e/scenarios/MODE.scenario) into
-# DIR/export/MODE. --set changes a key in every scenario (the Bochs run
-# gives L1 a TSC rate of its own through TSC scaling: --set
-# l1_tsc_khz=1750000); the changed copies, in DIR-scenarios, are what
-# every level and e2e-check read. A run that failed in a guest, or a test
-# VM stopped at its timeout or after its silence, is booted once more, as
-# the TAP says: under TCG a guest can crash or stall for reasons that are
-# the emulator's. e2e-check (tools/e2e-check) then prints the TAP.
-#
-# --hang tests the silence limit instead: the one SCENARIO's L1 is stopped
-# with SIGSTOP once it is ready, as a guest stalled under TCG stops,
-# and record-pair.sh must fail within the scenario's silence and POLL_SLACK,
-# naming it, with L1's console, and leave no QEMU behind.
-# Exit status: 0 all passed, 1 a failure, 4 skipped.
+# DIR/export/MODE; e2e-check (tools/e2e-check) then prints the TAP. --set
+# changes a key in every scenario (the Bochs run gives L1 a TSC rate of its
+# own through TSC scaling: --set l1_tsc_khz=1750000). --hang tests the
+# silence limit instead, on the one SCENARIO's L1 stopped as a guest
+# stalled under TCG stops. Exit status: 0 all passed, 1 a failure, 4 skipped.
 
 # shellcheck disable=SC2154 # the scenario's keys, which read_scenario sets
 set -u
@@ -95,7 +87,8 @@ boot_vm()
 		--files "scripts tools/record-host" -- "$@" >"$VM_LOG" 2>&1
 }
 
-# Boot until the recordings are made, ATTEMPTS times at most: 0, 4 with
+# Boot until the recordings are made, ATTEMPTS times at most (under TCG a
+# guest can crash or stall for reasons that are the emulator's): 0, 4 with
 # the VM's "# SKIP" line, or the last attempt's status.
 record()
 {
@@ -112,7 +105,6 @@ record()
 	done
 }
 
-# Record and judge every scenario.
 test_recordings()
 {
 	local status
@@ -129,9 +121,9 @@ test_recordings()
 }
 
 # What L0 runs with --hang for SCENARIO (its path there) of MODE:
-# record-pair.sh, L1's QEMU stopped once L1 has said "ready" (a failure
-# before that is not the hang tested), and how long record-pair.sh took
-# from then.
+# record-pair.sh, L1's QEMU stopped with SIGSTOP once L1 has said "ready"
+# (a failure before that is not the hang tested), and how long
+# record-pair.sh took from then.
 hang_payload()
 {
 	cat <<-EOF
@@ -146,7 +138,6 @@ hang_payload()
 	EOF
 }
 
-# Stop the one scenario's L1 and judge record-pair.sh's report.
 test_hang()
 {
 	local what took

@@ -4,15 +4,10 @@
 # The level comes on the kernel command line as ktt_level, the scenario
 # in /export, the directory the host shares over 9p, where this level
 # also says "ready", waits for "go", gives its "status" and, when trace-cmd
-# agent records it, waits for "quit". This level records itself as
-# lN_recorder says (self: trace-cmd start -C x86-tsc, then extract to
-# /export/guest.dat; agent: trace-cmd agent for the host's trace-cmd record
-# -A). Between go and the status it does what the next level's recorder
-# calls for: none, the markers and the TSC write; self, a Linux guest of
-# its own, recorded by record-pair.sh --level N from this initramfs;
-# payload, tsc_nested_payload's guest, traced with this level's KVM
-# events (the payload writes "ktt-n-marker cpu=C seq=K tsc=T" before each
-# ucall and moves its guest's TSC half way).
+# agent records it, waits for "quit". Between go and the status it does
+# what the next level's recorder calls for (run_workload); the payload
+# writes "ktt-n-marker cpu=C seq=K tsc=T" before each ucall and moves its
+# guest's TSC half way.
 #
 # A marker is "ktt-marker before|after cpu=N seq=K" written into
 # trace_marker on vCPU N and followed at once by a 1-byte write to
@@ -243,7 +238,6 @@ main()
 
 	LEVEL=${ktt_level:?}
 	mount_all && read_scenario "$SHARE/scenario" || status=1
-	# Who records the level below: none where the scenario has none.
 	NEXT=$(next_key recorder)
 	NEXT=${NEXT:-none}
 	[ "$status" = 0 ] && { run || status=1; }

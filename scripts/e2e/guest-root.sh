@@ -33,24 +33,13 @@ fill_guest_root()
 {
 	local root=$1 lib
 
-	rm -rf "$root"
-	mkdir -p "$root/bin"
-	cp /bin/busybox "$root/bin/busybox"
-	cp "$TOP_DIR/scripts/e2e/guest-init.sh" "$root/init"
-	copy_with_libs trace-cmd "$root"
-	add_poll_lib "$root"
+	start_root "$root" scripts/e2e/guest-init.sh
 	add_scenario_lib "$root"
 	# Where glibc looks for it: beside the libc trace-cmd runs with.
 	lib=$(ldd "$(command -v trace-cmd)" | sed -n 's/.*libc\.so\.6 => \(\/[^ ]*\)\/libc\.so\.6 .*/\1/p')/libgcc_s.so.1
 	[ -f "$lib" ] || die "$lib not found: install the Debian package libgcc-s1"
 	mkdir -p "$root${lib%/*}"
 	cp -L "$lib" "$root$lib"
-}
-
-# ROOT as a gzipped initramfs OUT.
-pack_root()
-{
-	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -9) >"$2"
 }
 
 # What the guest needs to be a KVM host itself: the test kernel's KVM
@@ -113,11 +102,11 @@ main()
 	if [ -n "$linux" ]; then
 		add_vmm "$work/guest"
 		fill_guest_root "$work/inner"
-		pack_root "$work/inner" "$work/guest/e2e/guest.cpio.gz"
+		pack_root "$work/inner" "$work/guest/e2e/guest.cpio.gz" 9
 		# shellcheck disable=SC2086 # a list of paths
 		add_ktt_files "$work/guest" $RECORDER_FILES
 	fi
-	pack_root "$work/guest" "$dir/e2e/guest.cpio.gz"
+	pack_root "$work/guest" "$dir/e2e/guest.cpio.gz" 9
 	rm -rf "$work"
 }
 

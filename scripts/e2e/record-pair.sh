@@ -10,11 +10,8 @@
 # through the directory shared with it over 9p: the scenario goes down,
 # the guest says "ready", this level "go" once it records, the guest its
 # "status", and this level "quit" once trace-cmd record -A has the
-# guest's trace. A guest that gives no status within lN+1_timeout
-# seconds, or whose console stays quiet for `silence` seconds, is stopped
-# and its console's last lines printed; each step is printed as "# MODE:
-# T s: STEP" (T: this level's uptime) and the guest's console relayed now
-# and then, so that a level above sees this one go on printing.
+# guest's trace. Each step is printed, and the guest's console relayed
+# now and then, so that a level above sees this one go on printing.
 # /export/MODE gets host.dat, guest.dat and the guest's console and logs
 # (in mode linux-n, L1's own export under l1/). Exit status: 0, all
 # recorded; 4 after "# SKIP reason", no guest can run here; 1 after a line
@@ -58,7 +55,6 @@ STEP=setup
 W=$WORK_ROOT SHARE='' DEST=''
 QEMU_PID='' RECORDING='' RECORDER_PID=''
 
-# This level's uptime in whole seconds.
 seconds()
 {
 	cut -d. -f1 /proc/uptime
@@ -232,10 +228,7 @@ stop_agent_recorder()
 start_recording()
 {
 	step record-start
-	if [ "$(level_key recorder)" = trace-cmd-agent ]; then
-		start_agent_recorder
-		return
-	fi
+	[ "$(level_key recorder)" = trace-cmd-agent ] && { start_agent_recorder; return; }
 	sh "$RECORD" start -o "$W/host.dat" -d "$W/record" >>"$W/recorder.log" 2>&1 ||
 		{ fail "$RECORD start: $(tail -1 "$W/recorder.log")"; return 1; }
 	RECORDING=1
@@ -294,7 +287,6 @@ export_pair()
 	done
 }
 
-# One scenario: a guest, its recording, its files.
 record_scenario()
 {
 	local status=0

@@ -1,8 +1,7 @@
 # scenario.sh: read_scenario, level_key and next_key: how the end-to-end scripts read a scenario file at every level (sourced, not run; POSIX sh).
 
 # shellcheck shell=sh
-# 'local' is not POSIX, but busybox ash, dash and bash all have it.
-# shellcheck disable=SC3043
+# shellcheck disable=SC3043 # 'local' is not POSIX, but busybox ash, dash and bash have it
 
 # Set a shell variable named as the key for every key=value line of FILE,
 # so that a key has one name in the file, in C and in every script.

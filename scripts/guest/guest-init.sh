@@ -2,15 +2,11 @@
 # shellcheck shell=dash
 # guest-init.sh: /init of the test VM: mount, load KVM, refuse an unstable TSC, run the payload, report its status.
 #
-# Under QEMU (ktt_share=9p on the kernel command line) the repository comes
-# over 9p as /ktt (read-only), and so does the directory for what the
-# payload brings out, as /export; under Bochs, /ktt is in the initramfs and
-# /export goes back as a gzipped tar on ttyS3 after the payload. The
-# kernel's modules are in /ktt/$ktt_modroot (set on the kernel command line
-# by vmtest.sh). Serial ports: ttyS0 is the kernel console, ttyS1 carries
-# the payload's output, ttyS2 receives its exit status and nothing else, so
-# the host never has to guess it from console text. The payload is the
-# command line in /payload, run from /ktt.
+# /ktt, the repository, and /export come as vmtest.sh's header says (over
+# 9p where ktt_share=9p is on the kernel command line). Serial ports: ttyS0
+# is the kernel console, ttyS1 carries the payload's output, ttyS2 receives
+# its exit status and nothing else, so the host never has to guess it from
+# console text. The payload is the command line in /payload, run from /ktt.
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 # shellcheck source-path=SCRIPTDIR source=../lib/poll.sh # where vmtest.sh puts it in the initramfs

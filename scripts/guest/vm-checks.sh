@@ -8,12 +8,10 @@
 # takes collections in sorted order, so kvm_tsc_probe's comes last: its
 # first test reports what the probe saw and unloads it, the others load it
 # themselves. --suites-only (the debug kernel, and Bochs, where a guest
-# second costs a minute) runs the test suites, that first test and the test
-# module's tests, not the probe's load cycles, which QEMU's run of the test
-# kernel covers. --churn runs the probe's churn test (cycles_test.sh) with
-# CYCLES load/unload cycles and VMS VMs, with --suites-only too. --dkms
-# first loads DKMS_KO, the probe as dkms built it, and reports in one
-# result whether it attached to KVM's TSC tracepoints. Prints
+# second costs a minute) leaves out the probe's load cycles, which QEMU's
+# run of the test kernel covers; --churn runs the churn test (cycles_test.sh)
+# with CYCLES cycles and VMS VMs, --suites-only or not. --dkms first checks
+# that DKMS_KO, the probe as dkms built it, attaches. Prints
 # kselftest's TAP, where failures are the "not ok" lines: 6.12's
 # run_kselftest.sh exits 0 whatever the tests did.
 

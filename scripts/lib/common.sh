@@ -1,8 +1,7 @@
 # common.sh: paths and helpers shared by the project's bash scripts (sourced, not run).
 
 # shellcheck shell=bash
-# The paths below are read by the scripts that source this file.
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # the paths are read by the scripts that source this file
 
 TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
@@ -51,14 +50,23 @@ copy_with_libs()
 	done
 }
 
-# Where the initramfs of a test VM or a nested guest keeps the poll helper
-# its /init and payloads source; add_poll_lib ROOT puts it there.
-POLL_LIB=/lib/ktt/poll.sh
-
-add_poll_lib()
+# start_root ROOT INIT: ROOT afresh, the root of a test VM's or a nested
+# guest's initramfs: busybox, the repository's INIT as /init, trace-cmd,
+# and in /lib/ktt the poll helper its /init and payloads source.
+start_root()
 {
-	mkdir -p "$1${POLL_LIB%/*}"
-	cp "$TOP_DIR/scripts/lib/poll.sh" "$1$POLL_LIB"
+	rm -rf "$1"
+	mkdir -p "$1/bin" "$1/lib/ktt"
+	cp /bin/busybox "$1/bin/busybox"
+	cp "$TOP_DIR/$2" "$1/init"
+	copy_with_libs trace-cmd "$1"
+	cp "$TOP_DIR/scripts/lib/poll.sh" "$1/lib/ktt/poll.sh"
+}
+
+# pack_root ROOT OUT LEVEL: ROOT as an initramfs OUT, gzip -LEVEL.
+pack_root()
+{
+	(cd "$1" && find . | cpio -o -H newc --quiet | gzip "-$3") >"$2"
 }
 
 # Copy repository paths into ROOT's /ktt, where 9p would show them.

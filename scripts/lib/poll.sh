@@ -1,8 +1,7 @@
 # poll.sh: wait_until, the bounded wait of the scripts on the host and in the test VMs, and pid_gone, its most common condition (sourced, not run; POSIX sh).
 
 # shellcheck shell=sh
-# 'local' is not POSIX, but busybox ash, dash and bash all have it.
-# shellcheck disable=SC3043
+# shellcheck disable=SC3043 # 'local' is not POSIX, but busybox ash, dash and bash have it
 
 # Run COMMAND every 0.1 s until it succeeds: 0 then, 1 after TIMEOUT
 # seconds, 2 at once when COMMAND returns 2 (a failure it has told).

@@ -1,8 +1,7 @@
 # script-test.sh: the script tests' prologue (set -u, WORK, start_test) and helpers: run a script, check its status and words, clone the kernel tree cheaply (sourced, not run).
 
 # shellcheck shell=bash
-# OUT and STATUS are read by the tests that source this file.
-# shellcheck disable=SC2034
+# shellcheck disable=SC2034 # OUT and STATUS are read by the tests that source this file
 
 set -u
 

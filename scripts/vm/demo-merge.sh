@@ -1,11 +1,9 @@
 #!/bin/bash
 # demo-merge.sh: the second half of `make demo`: record a real host + guest trace pair in the test VM and show kvm-tsc-merge's timeline of it.
 #
-# The test VM records itself as a KVM host (tools/record-host/record-host.sh) while a
-# Linux guest runs under QEMU/KVM in it and sets its IA32_TSC 10^12 cycles
-# ahead (scripts/e2e/record-pair.sh, scenario own). The pair comes out to build/demo/export/own/;
-# the merged timeline, the Chrome JSON (for the Perfetto UI or
-# chrome://tracing) and the summary go next to it.
+# The test VM records itself as a KVM host (tools/record-host/record-host.sh)
+# while a Linux guest runs under QEMU/KVM in it and sets its IA32_TSC 10^12
+# cycles ahead (scripts/e2e/record-pair.sh, scenario own).
 
 set -eu
 

@@ -38,8 +38,7 @@ test_hang_is_killed()
 	expect 1 "did not finish within 10s and was killed; console log: $VM_DIR/console.log"
 }
 
-# A level that stalls under TCG prints nothing: it is stopped after
-# --silence, long before the timeout, with the console's last lines.
+# A level that stalls under TCG prints nothing.
 test_silence_is_stopped()
 {
 	local start=$SECONDS
@@ -50,7 +49,6 @@ test_silence_is_stopped()
 		expect 1 "vmtest-test goes quiet" && [ $((SECONDS - start)) -lt 150 ]
 }
 
-# --add brings a test's own files into the VM's root.
 test_add_reaches_root()
 {
 	local add=$VM_DIR.add

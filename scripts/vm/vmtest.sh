@@ -7,11 +7,7 @@
 # paths given with --files (and the kernel's modules) are copied into the
 # initramfs's /ktt, and what the command leaves in /export comes back as a
 # gzipped tar on the fourth serial port. The command's output is printed
-# here; the console log stays in DIR. A test brings what else its command
-# needs as a directory for --add. The run fails when the VM does not
-# report a status within the timeout, when it prints nothing for the
-# silence limit (its console's last lines are shown then), or when the
-# kernel log shows a warning, BUG, Oops, KASAN or lockdep report.
+# here; the console log stays in DIR.
 
 set -eu
 
@@ -144,21 +140,16 @@ build_initramfs()
 
 	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
 	[ -d "$TOP_DIR/$MODROOT/lib/modules" ] || die "$TOP_DIR/$MODROOT missing: run 'make kernel'"
-	rm -rf "$VM_ROOT"
-	mkdir -p "$VM_ROOT/bin"
-	cp /bin/busybox "$VM_ROOT/bin/busybox"
-	cp "$TOP_DIR/scripts/guest/guest-init.sh" "$VM_ROOT/init"
-	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	need_cmd trace-cmd trace-cmd
-	copy_with_libs trace-cmd "$VM_ROOT"
-	add_poll_lib "$VM_ROOT"
+	start_root "$VM_ROOT" scripts/guest/guest-init.sh
+	copy_with_libs /usr/bin/timeout "$VM_ROOT"
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
 	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" "$MODROOT" $FILES
 	for dir in "${ADD_DIRS[@]}"; do
 		cp -a "$dir/." "$VM_ROOT/"
 	done
 	printf '%s\n' "$*" >"$VM_ROOT/payload"
-	(cd "$VM_ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$INITRAMFS"
+	pack_root "$VM_ROOT" "$INITRAMFS" 1
 }
 
 # Start QEMU in the background, in VM_PID.
@@ -265,7 +256,6 @@ run_vm()
 	fi
 	VM_PID=
 	wait
-	# Under Bochs, what the payload left in the VM's /export, from the serial port.
 	[ "$VMM" != bochs ] || [ ! -s "$EXPORT_TAR" ] || tar -xzf "$EXPORT_TAR" -C "$EXPORT_DIR" ||
 		die "the VM's /export came back damaged: $EXPORT_TAR"
 }

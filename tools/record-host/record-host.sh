@@ -21,13 +21,12 @@
 # KHZ: host_tsc_khz(); no tsc_khz line where it is unknown (give
 # kvm-tsc-merge -k then). A vcpu line per debugfs directory
 # /sys/kernel/debug/kvm/PID-FD/vcpuN (PID: the VMM process; FD: its VM's
-# file descriptor), with the text of its files as KVM prints them: TID of
-# pid (the vCPU's thread; 0 before its first KVM_RUN), OFFSET of tsc-offset
-# (signed), RATIO and BITS of tsc-scaling-ratio and
-# tsc-scaling-ratio-frac-bits, only where KVM has TSC scaling. The end line
-# always ends a snapshot, with 0 VMs too (a VM destroyed meanwhile may have
-# fewer vcpu lines than vCPUs). Where debugfs cannot be read, the file has
-# no snapshot: only VMs started after the recording can be merged.
+# file descriptor), its files as KVM prints them (vcpu_fields()); TID is 0
+# before the vCPU's first KVM_RUN, the scaling fields only where KVM has
+# TSC scaling. The end line always ends a snapshot, with 0 VMs too (a VM
+# destroyed meanwhile may have fewer vcpu lines than vCPUs). Where debugfs
+# cannot be read, the file has no snapshot: only VMs started after the
+# recording can be merged.
 #
 # The tracefs instance of its own keeps the top-level buffer untouched.
 # A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
@@ -172,8 +171,7 @@ abort_start()
 }
 
 # The host's TSC rate in kHz: TSC_KHZ (-k), or the kernel log's last
-# "tsc: Refined TSC clocksource calibration: X.YYY MHz" or "tsc: Detected
-# X.YYY MHz ..." as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
+# calibration as kHz digits (2100.000 MHz: 2100000); nothing if unknown.
 host_tsc_khz()
 {
 	[ -z "$TSC_KHZ" ] || { echo "$TSC_KHZ"; return 0; }
@@ -251,9 +249,8 @@ vcpu_fields()
 	echo "tid=$tid tsc_offset=$offset tsc_scaling_ratio=$ratio tsc_scaling_ratio_frac_bits=$bits"
 }
 
-# Writes the snapshot of KVM's per-vCPU TSC state (format in the header)
-# through MARKER, a write per line: from KVM, KVM's debugfs directory, and
-# with KHZ, the host's TSC rate in kHz or empty. Fails, saying why, where a
+# Writes the snapshot (format in the header) from KVM, KVM's debugfs
+# directory, and KHZ (or empty) through MARKER. Fails, saying why, where a
 # line cannot be written or a file of a vCPU that is still there read.
 write_snapshot()
 {
@@ -308,9 +305,8 @@ state_instance()
 	echo "${instance:-$DEFAULT_INSTANCE}"
 }
 
-# What a killed recording left: its state (pid, output) and its instance,
-# and INSTANCE where that is another, one line each; nothing when there is
-# none. Only for no live recorder.
+# What a killed recording left, one line each: its state (pid, output) and
+# its instance, and INSTANCE where that is another. Only for no live recorder.
 leftovers()
 {
 	local pid output instance
@@ -375,6 +371,18 @@ start()
 		note "the host's TSC rate is unknown (not in dmesg, no -k): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
 }
 
+# OUTPUT, the file trace-cmd wrote, must be a complete trace.dat.
+check_output()
+{
+	local output="$1"
+
+	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
+	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
+		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
+	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
+		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
+}
+
 stop()
 {
 	local pid output lost
@@ -383,7 +391,6 @@ stop()
 	output=$(cat "$STATE_DIR/output" 2>/dev/null) || die "no recording to stop ($STATE_DIR/output missing)"
 	trap 'remove_instance' EXIT
 	if pid=$(recorder_pid); then
-		# The events the ring buffer lost so far, all CPUs together.
 		lost=$(cat "$TRACEFS/instances/$INSTANCE"/per_cpu/cpu*/stats 2>/dev/null |
 			awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
 		kill -INT "$pid"
@@ -397,12 +404,7 @@ stop()
 	fi
 	forget_recording
 	remove_instance
-	# The file trace-cmd wrote must be a complete trace.dat.
-	[ -s "$output" ] || die "$output was not written; trace-cmd's log: $STATE_DIR/log"
-	[ "$(dd if="$output" bs=1 skip=3 count=7 2>/dev/null)" = "$DAT_MAGIC" ] ||
-		die "$output is not a trace.dat file; trace-cmd's log: $STATE_DIR/log"
-	trace-cmd report -i "$output" --stat >/dev/null 2>&1 ||
-		die "trace-cmd cannot read $output back; trace-cmd's log: $STATE_DIR/log"
+	check_output "$output"
 	# Lost events break a merge: say so.
 	[ "${lost:-0}" = 0 ] ||
 		note "warning: the ring buffer lost $lost events (overruns and drops of all CPUs): give start a larger -b"
@@ -494,8 +496,7 @@ operand_error()
 }
 
 # The options after COMMAND (usage()) into the variables named like them:
-# -o FILE, -oFILE, --output FILE and --output=FILE alike. -h prints the usage;
-# an option COMMAND does not take, a bad value or an operand is a usage error.
+# -o FILE, -oFILE, --output FILE and --output=FILE alike.
 parse_options()
 {
 	local command="$1" arg name value given var

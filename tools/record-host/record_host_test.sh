@@ -29,9 +29,6 @@ readonly TIMEOUT=30
 STATE_DIR=
 WORK=
 WRITER_PID=
-WRITER_EXIT=
-VM_DIR=
-SKIP_REASON=
 
 # record-host.sh COMMAND [OPTION...] with this test's instance, state
 # directory and timeout, where COMMAND takes them.

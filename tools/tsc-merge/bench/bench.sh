@@ -7,18 +7,8 @@
 # anonymous memory (RssAnon: the heap, not the trace files' pages) per
 # command, and the output's size. The pair is written to build/bench/ with
 # mktrace and reused while this script, mktrace.c, the fixture formats and
-# EVENTS stay the same.
-#
-# The pair: one VMM (pid 1000) creates vCPU threads 1001 and 1002 (the
-# task_newtask events), each vCPU gets the default multiplier (frac_bits 32)
-# and an offset, then runs on host CPU N as alternating kvm_entry/kvm_exit
-# with a sched_switch pair now and then; halfway each vCPU's offset changes
-# between a kvm_exit and the next kvm_entry. The guest trace has two events
-# per run interval on guest CPU N, strictly inside it, stamped with host TSC
-# + the offset in force: a print by the task on the CPU, then a
-# sched_switch chained as a kernel writes them (its prev_* the task the
-# CPU's previous switch put on it, its pid that task's), worker/N (pid
-# 300+N, prev_state 1) and swapper/N (pid 0, prev_state 0) taking turns.
+# EVENTS stay the same. The pair: one VMM with two vCPUs, each run on host
+# CPU N; two guest events per run interval on guest CPU N, inside it.
 
 set -euo pipefail
 

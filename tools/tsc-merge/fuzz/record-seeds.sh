@@ -4,14 +4,11 @@
 # usage: record-seeds.sh   (the payload of `make fuzz-seeds`, through
 #        scripts/vm/vmtest.sh; runs from /ktt under busybox sh)
 #
-# Writes /export/seeds/host/*.dat (recorded while tsc_guest_demo runs a
-# 3-vCPU KVM guest: the events kvm-tsc-merge reads on a host) and
-# /export/seeds/guest/*.dat (trace_marker lines and sched_switch), in each
-# file layout trace-cmd writes: version 7 uncompressed and compressed
-# (by trace-cmd convert, and one by record itself), version 6, and the data
-# in an instance buffer. Each file is kept small (under 64 kB) so that the
-# fuzzer's runs stay fast. Prints each file's size and whether trace-cmd
-# reads it back; fails, saying which, when a recording fails.
+# Writes /export/seeds/host/*.dat and /export/seeds/guest/*.dat in each
+# file layout trace-cmd writes (record_host, record_guest). Each file is
+# kept small (under 64 kB) so that the fuzzer's runs stay fast. Prints each
+# file's size and whether trace-cmd reads it back; fails, saying which,
+# when a recording fails.
 
 # shellcheck shell=dash # busybox sh, which has local
 set -eu

@@ -3,13 +3,11 @@
 #
 # usage: replay-queue.sh BUILD_DIR [ROLE...]   (default: every role, fuzz/roles.sh)
 #
-# Each input runs through BUILD_DIR/asan/kvm-tsc-merge with the command
-# line fuzz/driver.c gave it (the partner from BUILD_DIR/fuzz/seeds/files,
-# the outputs into BUILD_DIR/fuzz/replay-out; no round trip),
-# leaks detected as in make check's replay (lsan.supp). Prints, per role,
-# the inputs, their exit statuses, the runs over the time bound and the
-# sanitizer reports, and the first lines of each report; exits 1 when any
-# run crashed, hung or reported.
+# Each input runs through the tool's ASan build with the command line
+# fuzz/driver.c gave it (no round trip), leaks detected as in make check's
+# replay. Prints, per role, the inputs, their exit statuses and the runs
+# that crashed, hung or reported, with each report's first lines; exits 1
+# when there is any.
 
 set -u
 

@@ -6,15 +6,10 @@
 # Each saved input runs through the tool's own ASan and UBSan build
 # (BUILD_DIR/asan/kvm-tsc-merge), with the command line fuzz/driver.c gave
 # it in the role named by its directory (fuzz/roles.sh), its partner made
-# from fuzz/seeds. It must end within TIME_LIMIT seconds and RSS_LIMIT_MB
-# of memory (ASan's own shadow included), with no sanitizer report (a
-# failed malloc returns NULL, as outside ASan), with exit status 1 or 3
-# (2 too for args: a usage error), and a trace input's message must name
-# the file; or, for a trace input that once failed the driver's round
-# trip, with exit status 0 and its --sync-out copies merged again giving
-# the same timeline. An input with a FILE.expect beside it must also get
-# that text in the message: the check that stops it, not any error (an
-# unmatched guest is one too).
+# from fuzz/seeds, within TIME_LIMIT seconds and RSS_LIMIT_MB of memory
+# (ASan's own shadow included); replay() says what it must end with. An
+# input with a FILE.expect beside it must get that text in the message:
+# the check that stops it, not any error (an unmatched guest is one too).
 
 set -u
 

@@ -3,10 +3,9 @@
 #
 # usage: run-tests.sh [BUILD_DIR]   (default: build/tools of the project)
 #
-# Results are printed with tests/tap.sh, the tool's own TAP writer: the
-# tests need no kernel tree. The C unit tests of the TSC arithmetic and
-# the choice of step (tests/unit.c, BUILD_DIR/unit) run first; their
-# results are numbered on after these.
+# Results are printed with tests/tap.sh. The C unit tests of the TSC
+# arithmetic and the choice of step (tests/unit.c, BUILD_DIR/unit) run
+# first; their results are numbered on after these.
 #
 # Every expected host time below is worked out by hand from the formula
 # guest = ((host * mult) >> frac) + offset, so a test fails when the tool's
@@ -45,7 +44,7 @@ vmm_at()
 	for tid in "$@"; do
 		echo "comm $tid vcpu$id"
 		echo "0 $ts $pid task:task_newtask pid=$tid comm=vcpu$id clone_flags=0x3d0f00"
-		echo "0 $((ts + 1)) $tid kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=$mult frac_bits=$frac"
+		tsc_multiplier "$tid" $((ts + 1)) "$id" "$mult" "$frac"
 		tsc_offset "$tid" $((ts + 2)) "$id" 0 "$offset"
 		id=$((id + 1))
 		ts=$((ts + 3))
@@ -55,6 +54,12 @@ vmm_at()
 vmm()
 {
 	vmm_at 1 "$@"
+}
+
+# tsc_multiplier TID TS VCPU MULT FRAC: KVM writes a new vCPU's multiplier.
+tsc_multiplier()
+{
+	echo "0 $2 $1 kvm:kvm_write_tsc_multiplier vcpu_id=$3 previous_tsc_multiplier=0 next_tsc_multiplier=$4 frac_bits=$5"
 }
 
 # tsc_offset TID TS VCPU PREVIOUS NEXT: KVM writes vCPU VCPU's offset.
@@ -143,6 +148,12 @@ expect_stderr()
 expect_error()
 {
 	expect_stderr 1 "$1"
+}
+
+# expect_one_error PATTERN: expect_error, and stderr is that one line.
+expect_one_error()
+{
+	expect_error "$1" && [ "$(grep -c . <<<"$ERR")" = 1 ]
 }
 
 # expect_refused MESSAGE: exit status 2 (bad usage) and MESSAGE in stderr.
@@ -271,7 +282,6 @@ novcpu|-H $WORK/step-host.dat -g $WORK/twocpu-guest.dat@1000|1||$WORK/twocpu-gue
 EOF
 }
 
-# A failed or refused run writes nothing and changes no input.
 test_no_damage()
 {
 	local before
@@ -283,20 +293,17 @@ test_no_damage()
 	tap_result $? "bad --fields exits 2 before writing -o; the inputs are unchanged"
 }
 
-# No output may name an input or another output of the run: refused with
-# exit status 2 before anything is opened, the inputs left as they were.
+# No output may name an input or another output of the run.
 test_outputs_refused()
 {
-	local before opt input what failed
+	local before opt input failed
 
 	before=$(cat "$WORK/step-host.dat" "$WORK/step-guest.dat" | sha256sum)
 	for opt in -o -j -p -s; do
 		failed=0
-		for input in host guest; do
-			what="the host trace (-H)"
-			[ "$input" = guest ] && what="a guest trace (-g)"
-			merge refused -k 1000 "${STEP[@]}" "$opt" "$WORK/step-$input.dat"
-			expect_refused "$opt names $WORK/step-$input.dat, which is $what: refused, nothing written" ||
+		for input in "host=the host trace (-H)" "guest=a guest trace (-g)"; do
+			merge refused -k 1000 "${STEP[@]}" "$opt" "$WORK/step-${input%%=*}.dat"
+			expect_refused "$opt names $WORK/step-${input%%=*}.dat, which is ${input#*=}: refused, nothing written" ||
 				failed=1
 		done
 		[ "$failed" = 0 ] &&
@@ -335,8 +342,7 @@ test_outputs_refused()
 	tap_result $? "/dev/null takes several outputs"
 }
 
-# A guest whose CPU data yields no record (its one page's commit zeroed)
-# loses every event: an error naming it. One that recorded nothing merges.
+# A guest whose one page's commit is zeroed; one that recorded nothing.
 test_no_events()
 {
 	local at
@@ -357,8 +363,7 @@ test_no_events()
 	tap_result $? "a guest that recorded no CPU data merges as the host's events alone"
 }
 
-# A host trace whose formats hold the needed events but whose data has none
-# of some: the error about the VM names them and the recipe.
+# Host traces whose formats have the needed events but whose data lacks some.
 test_unseen_host_events()
 {
 	{ vmm 1000 0x100000000 32 100 1001 1002
@@ -413,9 +418,7 @@ test_progress()
 	tap_result $? "stderr not a terminal: no progress unless asked"
 }
 
-# Every output goes to a temporary file beside it until it is complete:
-# an output that fails leaves what the user named as it was and the
-# others, complete, are kept and named; a symbolic link stays a link, and
+# Every output goes to a temporary file beside it until it is complete;
 # devices and pipes are written in place.
 test_outputs_kept()
 {
@@ -476,8 +479,7 @@ sync_commit_race()
 	ERR=$(cat "$WORK/$1.err")
 }
 
-# A guest's copy that cannot take its name when the run ends (a directory
-# or a file put there after the check) leaves DIR as it was: the host's
+# A guest's copy that cannot take its name when the run ends: the host's
 # copy, which names the guest's trace id, is not put in either.
 test_sync_all_or_nothing()
 {
@@ -504,7 +506,7 @@ test_vm_created_again()
 {
 	{ vmm 1000 0x100000000 32 100 1001
 	  run 1001 0 100 200
-	  echo "0 300 1001 kvm:kvm_write_tsc_multiplier vcpu_id=0 previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+	  tsc_multiplier 1001 300 0 0x100000000 32
 	  tsc_offset 1001 301 0 0 7000
 	  run 1001 0 400 500; } | mktrace gen-host
 	{ mark 0 7450 second; } | mktrace gen-guest
@@ -514,8 +516,7 @@ gen-amb|-H $WORK/gen-host.dat -g g=$WORK/gen-guest.dat@1000|1||more than one VM 
 EOF
 }
 
-# VMM 1000's vCPU thread 1001 exits; VMM 2000 gets tid 1001 for its own
-# vCPU. The runs before the reuse are VM 1000's in every pass and output.
+# VMM 1000's vCPU thread 1001 exits; VMM 2000 gets tid 1001 for its own vCPU.
 test_tid_reused()
 {
 	{ vmm_at 1 1000 0x100000000 32 -100 1001
@@ -539,14 +540,12 @@ test_nested_errors()
 	expect_error "a nested (,l2) guest needs the VMM pid"
 	tap_result $? "a nested guest without @PID is refused: its CPUs do not identify a VM"
 	# The host recorded without kvm_nested_tsc_offset (a kernel without
-	# the series, or the event left out): one error for the ,l2 guest that
-	# says where the event comes from and how to record it.
+	# the series, or the event left out).
 	grep -v kvm_nested_tsc_offset "$WORK/l2-host.spec" | mktrace l2-nonested-host
 	merge l2nonested -H "$WORK/l2-nonested-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
 	expect_error "$WORK/l2-l2guest.dat: a nested (,l2) guest of VM @1000.1, but the host trace $WORK/l2-nonested-host.dat has no kvm:kvm_nested_tsc_offset for that VM's vCPUs" &&
 		expect_error "this project's kernel series (patches/, applied with make apply KSRC=" &&
-		expect_error "must be recorded (-e kvm:kvm_nested_tsc_offset" &&
-		[ "$(grep -c . <<<"$ERR")" = 1 ]
+		expect_one_error "must be recorded (-e kvm:kvm_nested_tsc_offset"
 	tap_result $? "a nested guest whose host trace has no kvm_nested_tsc_offset: one error naming the guest, the series and the event to record"
 	# The L2 trace given without ,l2: with L1's offset 1000 its event,
 	# guest 50350, is host 49350, outside every run, as before; with the
@@ -644,14 +643,21 @@ sched()
 	echo "$1 $2 $4 sched:sched_switch prev_comm=$3 prev_pid=$4 prev_prio=120 prev_state=$5 next_comm=$6 next_pid=$7 next_prio=120"
 }
 
+# sched_host_start: a host's tasks init and worker, VMM 1000's vCPU 0, and
+# host CPU 0's switch from worker to qemu at 50: the scheduling tests' start.
+sched_host_start()
+{
+	echo "comm 1 init"; echo "comm 10 worker"
+	vmm 1000 0x100000000 32 100 1001
+	sched 0 50 worker 10 1 qemu 1000
+}
+
 # Scheduling on two host CPUs and on a guest's vCPU, every task named.
 test_perfetto_ftrace()
 {
 	local ev=$WORK/sched.events i
 
-	{ echo "comm 1 init"; echo "comm 10 worker"
-	  vmm 1000 0x100000000 32 100 1001
-	  sched 0 50 worker 10 1 qemu 1000
+	{ sched_host_start
 	  sched 1 60 init 1 0 worker 10
 	  run 1001 0 100 200; } | mktrace sched-host
 	{ echo "comm 1 init"; echo "comm 7 kworker"
@@ -694,9 +700,7 @@ test_perfetto_ftrace()
 # every run: in runs, the step never goes back and a later step's runs
 # come later. Here the TSC jumps forward by 100000 at host 1000: b (guest
 # 1500) is nearest the first step's span, host 1500, but c (guest 101150)
-# is the second run's host 1150, and is out of order. -p starts a new
-# bundle of machine 1's CPU 0 for c: a's and b's, then c's, each in time
-# order, beside the host CPU's one.
+# is the second run's host 1150, and is out of order.
 test_perfetto_back_in_time()
 {
 	local ev=$WORK/back.events
@@ -719,10 +723,9 @@ test_perfetto_back_in_time()
 # The real recordings of fuzz/seeds/real that make a pair: the agent-mode
 # host of the VMX merge-e2e run with its guest, as version 7 zstd and as
 # version 6 (the other host seeds were recorded with no guest trace, the
-# other guest seed in a run whose host file is not kept). -p on each
-# passes Perfetto's import rules and holds every record libtracecmd reads.
-# Not names=1: the agent's guest file saves no comms, and guest pids 69
-# and 116 run events before any sched_switch of theirs names them.
+# other guest seed in a run whose host file is not kept). Not names=1:
+# the agent's guest file saves no comms, and guest pids 69 and 116 run
+# events before any sched_switch of theirs names them.
 test_perfetto_real()
 {
 	local real=$FUZZ_SRC/seeds/real host guest name records
@@ -753,8 +756,7 @@ system_infos()
 		/^\}/ && si { print id, cpus, rel, name }'
 }
 
-# Each machine is described once, before its events, from its trace's
-# UNAME and CPU count options: the real host's node name is "(none)".
+# From each trace's UNAME and CPU count: the real host's node name is "(none)".
 test_perfetto_machines()
 {
 	local name=real-agent-guest-vmx-v7-zstd
@@ -787,16 +789,13 @@ compact_switches()
 	}'
 }
 
-# The unit pair's switches chain on each CPU, but for a rename: all but each
-# CPU's first and the renamed one go compact, and decode back to the switches
-# written. A waking goes compact when its CPU's task runs it, else stays typed.
+# The switches chain on each CPU, but for a rename. A waking goes compact
+# when its CPU's task runs it, else stays typed.
 test_perfetto_compact()
 {
 	local ev=$WORK/compact.events
 
-	{ echo "comm 1 init"; echo "comm 10 worker"
-	  vmm 1000 0x100000000 32 100 1001
-	  sched 0 50 worker 10 1 qemu 1000
+	{ sched_host_start
 	  sched 0 60 qemu 1000 0 vcpu0 1001
 	  run 1001 0 100 200
 	  echo "0 250 1001 sched:sched_waking comm=worker pid=10 prio=120 target_cpu=1"
@@ -830,10 +829,8 @@ test_perfetto_compact()
 	tap_result $? "Perfetto: chained sched_switches go compact and decode back to pid, prev_state, comm; a CPU's first and a renamed task's stay typed; wakings likewise"
 }
 
-# The self-described kvm_entry and kvm_exit: every bundle holding one
-# describes it, and each description, decoded as Google's DescriptorProto
-# (libprotobuf-dev's descriptor.proto), names the event and its fields with
-# the types the events are written in.
+# The self-described kvm_entry and kvm_exit, each description decoded as
+# Google's DescriptorProto (libprotobuf-dev's descriptor.proto).
 test_perfetto_described()
 {
 	local decoded=$WORK/vms.decoded id group escaped
@@ -907,9 +904,8 @@ test_sync_out()
 		expect_refused "--sync-out names $WORK/step-host.dat, which is the host trace (-H): refused, nothing written" &&
 		[ "$(find "$WORK/sync" -mindepth 1 -maxdepth 1 | wc -l)" = 4 ]
 	tap_result $? "--sync-out refuses an existing output and its own input by name; writes nothing"
-	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's
-	# agent writes them: merged again, the guest is tied by its trace id
-	# alone, its shift is measured (exact: 0 ticks off) and replaced.
+	# The copies carry a GUEST option and a TIME_SHIFT, as trace-cmd's agent
+	# writes them; the shift is measured exactly: 0 ticks off.
 	merge sync-twice -H "$WORK/sync/step-host.dat" -g "$WORK/sync/step-guest.dat" -S "$WORK/sync2" &&
 		expect 0 "250 step-guest:0 print: 0x0: before" "450 step-guest:0 print: 0x0: after" &&
 		grep -q "trace-cmd's time sync (TIME_SHIFT) puts its 2 guest events up to 0 host TSC ticks from their exact host time" \
@@ -931,10 +927,8 @@ test_sync_out()
 	tap_result $? "--sync-out places a guest TSC of exactly 2^63 - 1"
 }
 
-# The nested pair's host with only its nested guest: the host's copy gets no
-# GUEST option for it, which would claim the L1 vCPU thread 1001 for a VM
-# of its own; merged again with @1000,l2 the same timeline, and trace-cmd
-# places the event by its TIME_SHIFT.
+# The nested pair's host with only its nested guest: a GUEST option for it
+# would claim the L1 vCPU thread 1001 for a VM of its own.
 test_sync_nested()
 {
 	merge sync-l2only -H "$WORK/l2-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2" \
@@ -944,9 +938,8 @@ test_sync_nested()
 		merge_again sync-l2only-again -H "$WORK/sync-l2only/l2-host.dat" \
 			-g l2="$WORK/sync-l2only/l2-l2guest.dat@1000,l2"
 	tap_result $? "--sync-out: a nested guest's copy gets no GUEST option; trace-cmd places its event, and merged again with @PID,l2, the same timeline"
-	# The L1 guest's copy gets a GUEST option naming vCPU thread 1001,
-	# which the clone events put in process 1000: merged again, the
-	# nested guest is still @1000's.
+	# The L1 guest's GUEST option names thread 1001, which the clone
+	# events put in process 1000.
 	merge sync-l1l2 -H "$WORK/l2-host.dat" -g l1="$WORK/l2-l1guest.dat" \
 		-g l2="$WORK/l2-l2guest.dat@1000,l2" -S "$WORK/sync-l1l2"
 	expect 0 "350 l2:0 print: 0x0: inner" &&
@@ -959,10 +952,9 @@ test_sync_nested()
 # The real trace-cmd record -A pair: its VMX guest runs at half the host's
 # TSC rate, and no host event says so (the recording began while the VM
 # ran): the merge takes the multiplier from the agent's first TIME_SHIFT
-# sample. The guest's copy keeps that sample, before its events: merged
-# again, the same timeline. trace-cmd report puts the first guest event
-# where the merge does: host TSC 51899368196 through the host's TSC2NSEC
-# (613566932 >> 31) is 14.828395152 s.
+# sample, which the guest's copy keeps, before its events. trace-cmd report
+# puts the first guest event where the merge does: host TSC 51899368196
+# through the host's TSC2NSEC (613566932 >> 31) is 14.828395152 s.
 test_sync_agent()
 {
 	local real=$FUZZ_SRC/seeds/real host=agent-host-vmx-v7-zstd guest=agent-guest-vmx-v7-zstd
@@ -1005,8 +997,7 @@ put_u32()
 }
 
 # The synced host copy's GUEST option naming a thread the host data never
-# runs; a guest of two CPUs given the trace id of that option's guest of
-# one. Each is one line and no output.
+# runs; a guest of two CPUs given the trace id of that option's guest of one.
 test_bad_guest_option()
 {
 	local name_at
@@ -1016,8 +1007,8 @@ test_bad_guest_option()
 	name_at=$(grep -obUa 'step-guest' "$WORK/sync/step-host.dat" | tail -1 | cut -d: -f1)
 	put_u32 "$WORK/badtid-host.dat" $((name_at + 11 + 8 + 4 + 4)) 4242
 	merge badtid -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat" -o "$WORK/badtid.txt"
-	expect_error "badtid-host.dat: its GUEST option 'step-guest' says host thread 4242 runs CPU 0 of .*step-guest.dat, but the host data has no kvm_entry of that thread" &&
-		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badtid.txt" ]
+	expect_one_error "badtid-host.dat: its GUEST option 'step-guest' says host thread 4242 runs CPU 0 of .*step-guest.dat, but the host data has no kvm_entry of that thread" &&
+		[ ! -e "$WORK/badtid.txt" ]
 	tap_result $? "a GUEST option naming a thread the host data lacks: one line naming file and thread, exit 1, nothing written"
 	{ echo "cpus 2"; mark 0 150 x; } | mktrace two-guest
 	merge two-sync -H "$WORK/step-host.dat" -g "$WORK/two-guest.dat@1000" -S "$WORK/sync-two"
@@ -1026,15 +1017,13 @@ test_bad_guest_option()
 		dd of="$WORK/sync-two/two-guest.dat" bs=1 seek="$(trace_id_at "$WORK/sync-two/two-guest.dat")" \
 			conv=notrunc status=none
 	merge badcpus -H "$WORK/sync/step-host.dat" -g "$WORK/sync-two/two-guest.dat" -o "$WORK/badcpus.txt"
-	expect_error "two-guest.dat: has 2 CPUs, but .*step-host.dat's GUEST option 'step-guest' (trace id 0x[0-9a-f]*) names 1" &&
-		[ "$(grep -c . <<<"$ERR")" = 1 ] && [ ! -e "$WORK/badcpus.txt" ]
+	expect_one_error "two-guest.dat: has 2 CPUs, but .*step-host.dat's GUEST option 'step-guest' (trace id 0x[0-9a-f]*) names 1" &&
+		[ ! -e "$WORK/badcpus.txt" ]
 	tap_result $? "a guest whose CPU count differs from the GUEST option's: one line naming both files and counts, exit 1, nothing written"
 }
 
-# Two guests with one trace id: the synced copy of test_merges' VM guest a,
-# and guest b's synced copy given a's id, as two copies of one agent
-# would have. Their copies get distinct ids, said in one line, and merged
-# again without @PID each is tied by its own GUEST option.
+# Two guests with one trace id, as two copies of one agent would have:
+# the synced copy of test_merges' VM guest a, and guest b's given a's id.
 test_sync_trace_ids()
 {
 	merge ids-first -H "$WORK/vms-host.dat" -g a="$WORK/vms-a.dat@1000" \
@@ -1054,8 +1043,8 @@ test_sync_trace_ids()
 }
 
 # test_bad_guest_option's host, its GUEST option naming thread 4242, with
-# its guest tied by @PID: the copy adds the right option after the bad
-# one, and read back without @PID the last is taken, as libtracecmd does.
+# its guest tied by @PID: the copy adds the right option after the bad one;
+# libtracecmd takes the last.
 test_sync_last_guest_option()
 {
 	merge lastopt -H "$WORK/badtid-host.dat" -g "$WORK/sync/step-guest.dat@1000" \
@@ -1067,9 +1056,7 @@ test_sync_last_guest_option()
 }
 
 # One host thread, 1001, runs vCPUs 0-2 in turn, as the selftest VMMs and
-# tsc_guest_demo do: trace-cmd's GUEST option cannot say that, so the copy
-# has none, said in one line; trace-cmd places the events by the TIME_SHIFT,
-# and merged again without @PID the guest is tied by its CPU count.
+# tsc_guest_demo do: trace-cmd's GUEST option cannot say that.
 test_sync_shared_thread()
 {
 	local id
@@ -1079,7 +1066,7 @@ test_sync_shared_thread()
 	  echo "comm 1001 vcpus"
 	  echo "0 2 1000 task:task_newtask pid=1001 comm=vcpus clone_flags=0x3d0f00"
 	  for id in 0 1 2; do
-		echo "0 $((3 + 2 * id)) 1001 kvm:kvm_write_tsc_multiplier vcpu_id=$id previous_tsc_multiplier=0 next_tsc_multiplier=0x100000000 frac_bits=32"
+		tsc_multiplier 1001 $((3 + 2 * id)) "$id" 0x100000000 32
 		tsc_offset 1001 $((4 + 2 * id)) "$id" 0 1000
 	  done
 	  run 1001 0 100 200; run 1001 1 300 400; run 1001 2 500 600; } | mktrace onethread-host
@@ -1096,8 +1083,7 @@ test_sync_shared_thread()
 }
 
 # record-host.sh started while the VM ran: no clone event, no offset event
-# before the guest's events; the snapshot lines give the VMM of each vCPU
-# thread and its offset. Thread 1001 ran before the snapshot came.
+# before the guest's events. Thread 1001 ran before the snapshot came.
 test_snapshot()
 {
 	{ echo "comm 1001 vcpu0"; echo "comm 1002 vcpu1"; echo "comm 1000 qemu"

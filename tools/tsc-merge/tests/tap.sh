@@ -1,4 +1,4 @@
-# tap.sh: the one TAP writer of kvm-tsc-merge's shell tests (KTAP-compatible), sourced by run-tests.sh and replay-fuzz.sh.
+# tap.sh: the one TAP writer of kvm-tsc-merge's shell tests (KTAP-compatible), sourced by run-tests.sh, replay-fuzz.sh and scripts/ci/shell-lint-test.sh.
 # shellcheck shell=bash
 #
 # The tool stands alone, as trace-cmd does: its tests need no kernel tree.
