@@ -23,7 +23,8 @@ usage()
 
 		Boot the test kernel with busybox, run COMMAND, its words joined into
 		one shell command line, from /ktt (the repository) and exit with its
-		status.
+		status; a warning, BUG, Oops, KASAN or lockdep report in the kernel
+		log fails the run.
 
 		  -m, --vmm qemu|bochs    the emulator: qemu (default; TCG, nested SVM) or
 		                          bochs (Intel VMX, nested VMX and TSC scaling)
