@@ -35,6 +35,9 @@ unpack_source_pkg()
 		die "cannot unpack $SOURCE_TARBALL (disk full?)"
 	kver=$(make -s -C "$tmp" kernelversion)
 	git -C "$tmp" init -q
+	# No automatic repack: git commit would start one of the tree's 92,000
+	# loose objects in the background, minutes of a core while kernels build.
+	git -C "$tmp" config gc.auto 0
 	# -f: Debian's .gitignore ignores everything at the top level.
 	git -C "$tmp" add -A -f
 	git -C "$tmp" commit -q -m "Linux $kver (Debian $SOURCE_PKG $version)"
@@ -65,10 +68,7 @@ check_user_tree()
 	is_git_tree "$tree" || die "KSRC=$tree is not a git repository: the series is applied with git am"
 	check_git_clean "$tree"
 	version=$(make -s -C "$tree" kernelversion)
-	case $version in
-	6.12*) ;;
-	*) note "warning: KSRC=$tree is Linux $version, the series is written for 6.12" ;;
-	esac
+	[[ $version == 6.12* ]] || note "warning: KSRC=$tree is Linux $version, the series is written for 6.12"
 }
 
 # The base is the commit the series goes on: recorded once, and kept while
