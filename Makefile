@@ -50,7 +50,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # Listing the longest VM runs first made the run slower (2,319 s against
 # 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
 # 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -117,14 +117,10 @@ kernel: $(BUILD)/kernel/arch/x86/boot/bzImage
 module: $(BUILD)/module/kvm_tsc_probe.ko
 
 # The modules' dkms source tree (module/dkms.conf says how dkms builds it),
-# for `dkms add`, and the probe dkms builds from it for the test kernel, as
-# for an installed one. Its own --dkmstree and --sourcetree keep the
-# system's dkms state out of it, and a signing key dkms would make goes in
-# build/dkms (the test kernel signs no modules, so dkms finds no sign-file).
+# for `dkms add`.
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' module/dkms.conf)
 DKMS_SRC := $(BUILD)/dkms/src/kvm-tsc-trace-$(DKMS_VERSION)
 DKMS_SRCS := module/Kbuild module/dkms.conf $(wildcard module/*.c module/*.h)
-DKMS_TREE := $(BUILD)/dkms/tree
 
 $(DKMS_SRC)/dkms.conf: $(DKMS_SRCS) include/tsc_event_names.h
 	rm -rf $(DKMS_SRC)
@@ -134,15 +130,37 @@ $(DKMS_SRC)/dkms.conf: $(DKMS_SRCS) include/tsc_event_names.h
 
 dkms-src: $(DKMS_SRC)/dkms.conf
 
-$(BUILD)/dkms/kvm_tsc_probe.ko: $(DKMS_SRC)/dkms.conf $(BUILD)/kernel/arch/x86/boot/bzImage | deps
-	rm -rf $(DKMS_TREE)
-	mkdir -p $(DKMS_TREE)
-	sign_file=$(BUILD)/kernel/scripts/sign-file mok_signing_key=$(BUILD)/dkms/mok.key \
-	mok_certificate=$(BUILD)/dkms/mok.pub dkms build --dkmstree $(DKMS_TREE) \
+# dkms_build(DIR, KERNEL_DIR, PREREQUISITE): the two modules as dkms builds
+# them from that tree for the kernel whose build directory (a kernel build
+# or a headers package) is KERNEL_DIR, copied into DIR, as for an installed
+# kernel. Its own --dkmstree and --sourcetree keep the system's dkms state
+# out of it, and the key dkms makes to sign them goes in DIR.
+define dkms_build
+$(1)/kvm_tsc_probe.ko: $(DKMS_SRC)/dkms.conf $(3) | deps
+	rm -rf $(1)
+	mkdir -p $(1)/tree
+	+sign_file=$(2)/scripts/sign-file mok_signing_key=$(1)/mok.key \
+	mok_certificate=$(1)/mok.pub dkms build --dkmstree $(1)/tree \
 		--sourcetree $(BUILD)/dkms/src -m kvm-tsc-trace -v $(DKMS_VERSION) \
-		-k $$(cat $(BUILD)/kernel/include/config/kernel.release) --kernelsourcedir $(BUILD)/kernel || \
-		{ tail -20 $(DKMS_TREE)/kvm-tsc-trace/$(DKMS_VERSION)/build/make.log; exit 1; }
-	cp $(DKMS_TREE)/kvm-tsc-trace/$(DKMS_VERSION)/*/*/module/kvm_tsc_probe.ko $@
+		-k $$$$(cat $(2)/include/config/kernel.release) --kernelsourcedir $(2) || \
+		{ tail -20 $(1)/tree/kvm-tsc-trace/$(DKMS_VERSION)/build/make.log; exit 1; }
+	cp $(1)/tree/kvm-tsc-trace/$(DKMS_VERSION)/*/*/module/*.ko $(1)/
+endef
+
+# For the test kernel (the test kernel signs no modules: dkms finds no
+# sign-file there).
+$(eval $(call dkms_build,$(BUILD)/dkms/test,$(BUILD)/kernel,$(BUILD)/kernel/arch/x86/boot/bzImage))
+
+# Debian 12's stock kernels: 6.1, its default, and 6.12 beside it, their
+# image and headers packages unpacked under build/debian (nothing installed),
+# and the modules dkms builds for each from its headers alone.
+DEBIAN_KERNELS := 6.1.0-56-amd64 6.12.117+deb12-amd64
+debian_headers = $(BUILD)/debian/$(1)/root/usr/src/linux-headers-$(1)
+
+$(BUILD)/debian/%/packages: scripts/build/debian-kernel.sh | deps
+	scripts/build/debian-kernel.sh $* $(BUILD)/debian/$*
+
+$(foreach k,$(DEBIAN_KERNELS),$(eval $(call dkms_build,$(BUILD)/dkms/$(k),$(call debian_headers,$(k)),$(BUILD)/debian/$(k)/packages)))
 
 # headers_install needs no config: its own output directory keeps it out of
 # the kernel builds' way under -j.
@@ -257,6 +275,13 @@ $(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
 $(RESULTS)/run-tests-exit.tap: $(BUILD)/series.applied FORCE
 	scripts/ci/result.sh run $@ scripts/ci/run-tests-exit-test.sh
 
+# The modules dkms built from Debian's headers packages, and what kbuild
+# refuses: a kernel without KVM or tracepoints, a version without
+# declarations, a declaration unlike the test kernel's trace.h.
+$(RESULTS)/module-build.tap: $(foreach k,$(DEBIAN_KERNELS),$(BUILD)/dkms/$(k)/kvm_tsc_probe.ko) \
+		$(BUILD)/kernel/arch/x86/boot/bzImage FORCE
+	scripts/ci/result.sh run $@ scripts/build/module-build-test.sh $(DEBIAN_KERNELS)
+
 $(RESULTS)/vmtest.tap: $(BUILD)/kernel/arch/x86/boot/bzImage FORCE
 	scripts/ci/result.sh run $@ scripts/vm/vmtest-test.sh
 
@@ -277,8 +302,8 @@ endef
 
 # The test kernel under QEMU, with the probe's churn test, after the
 # probe dkms built loads.
-$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN) --dkms build/dkms/kvm_tsc_probe.ko))
-$(RESULTS)/vm.tap: $(BUILD)/dkms/kvm_tsc_probe.ko
+$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN) --dkms build/dkms/test/kvm_tsc_probe.ko))
+$(RESULTS)/vm.tap: $(BUILD)/dkms/test/kvm_tsc_probe.ko
 
 # The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
 # scaling; the probe's load cycles (not done after 5 minutes there) run

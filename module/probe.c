@@ -5,24 +5,21 @@
  *
  * tp_attach.c finds the tracepoints by name, in vmlinux when KVM is built in
  * and as kvm.ko comes and goes, so the module neither pins kvm.ko nor needs
- * it loaded first. Including KVM's own trace.h lets TP_PROBE() check each
- * probe against the tracepoint's prototype.
+ * it loaded first. TP_PROBE() checks each probe against the tracepoint's
+ * prototype, as tsc_tracepoints.h declares it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/kvm_host.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
-#include <../arch/x86/kvm/kvm_cache_regs.h>
-#include <../arch/x86/kvm/trace.h>
-
 #include "kvm_tsc_probe.h"
 #include "tp_attach.h"
 #include "tsc_event_names.h"
+#include "tsc_tracepoints.h"
 
 static unsigned int max_vcpus = 256;
 module_param(max_vcpus, uint, 0444);
@@ -41,32 +38,24 @@ static void probe_offset(void *data, unsigned int vcpu_id, __u64 prev, __u64 nex
 	ktt_on_offset(current->tgid, vcpu_id, prev, next);
 }
 
-#ifdef KTT_HAVE_TSC_MULTIPLIER
 static void probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64 next, u8 frac_bits)
 {
 	ktt_on_multiplier(current->tgid, vcpu_id, prev, next, frac_bits);
 }
-#endif
 
-#ifdef KTT_HAVE_NESTED_TSC_OFFSET
 /* The event passes the vCPU; its fields are read as its TP_fast_assign does. */
 static void probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 			 u64 prev_multiplier)
 {
-	ktt_on_nested(current->tgid, vcpu->vcpu_id, is_guest_mode(vcpu), prev,
+	ktt_on_nested(current->tgid, vcpu->vcpu_id, ktt_guest_mode(vcpu), prev,
 		      vcpu->arch.tsc_offset, prev_multiplier,
 		      vcpu->arch.tsc_scaling_ratio);
 }
-#endif
 
 static struct tp_probe probes[] = {
 	TP_PROBE(TSC_OFFSET_TP, probe_offset),
-#ifdef KTT_HAVE_TSC_MULTIPLIER
 	TP_PROBE(TSC_MULTIPLIER_TP, probe_multiplier),
-#endif
-#ifdef KTT_HAVE_NESTED_TSC_OFFSET
 	TP_PROBE(TSC_NESTED_TP, probe_nested),
-#endif
 };
 
 static DEFINE_TP_PROBES(kvm_probes, TSC_EVENT_SYSTEM, probes, true);

@@ -33,16 +33,14 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
-#include <linux/unaligned.h>
 #include <asm/cpufeature.h>
 #include <asm/msr-index.h>
 #include <asm/tsc.h>
 
-#include <../arch/x86/kvm/kvm_cache_regs.h>
-#include <../arch/x86/kvm/trace.h>
-
+#include "compat.h"
 #include "tp_attach.h"
 #include "tsc_event_names.h"
+#include "tsc_tracepoints.h"
 
 #define KTK_MAX_VCPUS		8
 #define KTK_MAX_EVENTS		256
@@ -160,7 +158,6 @@ static void ktk_probe_offset(void *data, unsigned int vcpu_id, u64 prev, u64 nex
 	ktk_record(&e);
 }
 
-#ifdef KTT_HAVE_TSC_MULTIPLIER
 static void ktk_probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64 next,
 				 u8 frac_bits)
 {
@@ -171,9 +168,7 @@ static void ktk_probe_multiplier(void *data, unsigned int vcpu_id, u64 prev, u64
 
 	ktk_record(&e);
 }
-#endif
 
-#ifdef KTT_HAVE_NESTED_TSC_OFFSET
 /* The event passes the vCPU; its fields are read as its TP_fast_assign does. */
 static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 			     u64 prev_multiplier)
@@ -181,22 +176,16 @@ static void ktk_probe_nested(void *data, struct kvm_vcpu *vcpu, u64 prev,
 	struct ktk_event e = {
 		.kind = KTK_NESTED, .vcpu_id = vcpu->vcpu_id, .prev = prev,
 		.next = vcpu->arch.tsc_offset, .prev_multiplier = prev_multiplier,
-		.multiplier = vcpu->arch.tsc_scaling_ratio, .guest_mode = is_guest_mode(vcpu),
+		.multiplier = vcpu->arch.tsc_scaling_ratio, .guest_mode = ktt_guest_mode(vcpu),
 	};
 
 	ktk_record(&e);
 }
-#endif
 
-/* A kind this kernel's trace.h lacks keeps a NULL name: nothing to attach. */
 static struct tp_probe ktk_probes[KTK_NR_KINDS] = {
 	[KTK_OFFSET] = TP_PROBE(TSC_OFFSET_TP, ktk_probe_offset),
-#ifdef KTT_HAVE_TSC_MULTIPLIER
 	[KTK_MULTIPLIER] = TP_PROBE(TSC_MULTIPLIER_TP, ktk_probe_multiplier),
-#endif
-#ifdef KTT_HAVE_NESTED_TSC_OFFSET
 	[KTK_NESTED] = TP_PROBE(TSC_NESTED_TP, ktk_probe_nested),
-#endif
 };
 
 static const char * const ktk_kind_names[KTK_NR_KINDS] = {

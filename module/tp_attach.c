@@ -22,7 +22,7 @@ static void attach(struct tp_probes *set, struct tracepoint *tp, const char *own
 	int ret;
 
 	for (p = set->probes; p < set->probes + set->nr; p++) {
-		if (!p->name || p->unwanted || p->tp || strcmp(tp->name, p->name))
+		if (p->unwanted || p->tp || strcmp(tp->name, p->name))
 			continue;
 		ret = tracepoint_probe_register(tp, p->fn, NULL);
 		if (ret) {

@@ -22,7 +22,7 @@
 struct tracepoint;
 
 struct tp_probe {
-	const char *name;	/* the tracepoint's; NULL: nothing to attach */
+	const char *name;	/* the tracepoint's */
 	void *fn;
 	bool unwanted;		/* left unattached, by the prober's choice */
 	struct tracepoint *tp;	/* attached to, or NULL */
