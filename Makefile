@@ -50,7 +50,8 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # Listing the longest VM runs first made the run slower (2,319 s against
 # 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
 # 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
+	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -317,6 +318,17 @@ $(eval $(call vm_check,vm-vmx,test,--vmm bochs \
 # times what it does on the test kernel. The other load/unload checks run on
 # the test kernel only.
 $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
+
+# debian_vm_check(NAME, KVER): the check NAME boots Debian's kernel KVER,
+# as its packages have it, under QEMU and runs vm-checks.sh --stock there:
+# the collections on its own KVM, with the probe dkms built from its headers.
+define debian_vm_check
+$(RESULTS)/$(1).tap: ksft $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko FORCE
+	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(BUILD)/debian/$(2)/root \
+		--silence 600 -- sh scripts/guest/vm-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko --stock
+endef
+$(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64))
+$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64))
 
 # The end-to-end recordings: scripts/e2e/e2e-test.sh records each
 # scenario in the test VM and e2e-check judges the traces and

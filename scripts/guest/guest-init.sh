@@ -25,13 +25,18 @@ setup_mounts()
 	mount -t tmpfs tmpfs /tmp
 	mount -t tracefs tracefs /sys/kernel/tracing
 	mount -t debugfs debugfs /sys/kernel/debug
+	# A kernel build's modules are in /ktt (ktt_modroot, from the kernel
+	# command line); a kernel package's are in the initramfs already, and
+	# its virtio and 9p are modules: modprobe finds those built in no more.
+	if [ -n "${ktt_modroot:-}" ]; then
+		ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
+	else
+		modprobe -a -q virtio_pci 9pnet_virtio 9p
+	fi
 	if [ "${ktt_share:-}" = 9p ]; then
 		mount -t 9p -o trans=virtio,version=9p2000.L,ro ktt /ktt
 		mount -t 9p -o trans=virtio,version=9p2000.L export /export
 	fi
-	# ktt_modroot comes from the kernel command line (vmtest.sh).
-	# shellcheck disable=SC2154
-	ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
 }
 
 # Forced emulation lets a selftest's L1 run RDTSC through KVM's emulator, the

@@ -43,8 +43,11 @@ usage()
 		                          repeatable
 		  -c, --cpus N            the VM's CPUs (default 2)
 		  -M, --mem SIZE          the VM's memory in G, like 2G (default 2G)
-		  -k, --kernel test|debug the kernel build: build/kernel (default) or
-		                          build/kernel-debug
+		  -k, --kernel test|debug|ROOT
+		                          the kernel: the build in build/kernel (default)
+		                          or build/kernel-debug, or a distribution's
+		                          kernel package unpacked in ROOT (its
+		                          boot/vmlinuz-KVER and lib/modules/KVER)
 		      --tsc-khz KHZ       the guest TSC rate QEMU's guest is told
 		                          (default the host's: TCG runs at its rate)
 		  -h, --help              this text
@@ -81,9 +84,9 @@ parse_args()
 	done
 	[ $# -gt 0 ] || { usage >&2; exit 2; }
 	case $kernel in
-	test) KBUILD_OUT=$BUILD_DIR/kernel ;;
-	debug) KBUILD_OUT=$BUILD_DIR/kernel-debug ;;
-	*) die "--kernel $kernel: use test or debug" ;;
+	test) use_kernel_build "$BUILD_DIR/kernel" ;;
+	debug) use_kernel_build "$BUILD_DIR/kernel-debug" ;;
+	*) use_kernel_package "$(realpath -m "$kernel")" ;;
 	esac
 	need_number --timeout "$TIMEOUT"
 	need_number --silence "$SILENCE"
@@ -97,6 +100,31 @@ parse_args()
 	ARGS=("$@")
 }
 
+# A kernel build: its bzImage, and its modules installed in its modroot,
+# which the VM reaches through /ktt.
+use_kernel_build()
+{
+	BZIMAGE=$1/arch/x86/boot/bzImage
+	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
+	case $1 in
+	"$TOP_DIR"/*) MODROOT=${1#"$TOP_DIR"/}/modroot ;;
+	*) die "$1 is outside $TOP_DIR, which is all the VM sees" ;;
+	esac
+	[ -d "$TOP_DIR/$MODROOT/lib/modules" ] || die "$TOP_DIR/$MODROOT missing: run 'make kernel'"
+	PACKAGE_ROOT='' KVER=''
+}
+
+# A kernel package's files: the modules the VM needs go in the initramfs.
+use_kernel_package()
+{
+	PACKAGE_ROOT=$1 MODROOT=''
+	KVER=$(ls "$PACKAGE_ROOT/lib/modules" 2>/dev/null) ||
+		die "--kernel $PACKAGE_ROOT: use test, debug or a kernel package's root with lib/modules/KVER"
+	[ "$(wc -w <<<"$KVER")" = 1 ] || die "--kernel $PACKAGE_ROOT: lib/modules has more than one kernel: $KVER"
+	BZIMAGE=$PACKAGE_ROOT/boot/vmlinuz-$KVER
+	[ -f "$BZIMAGE" ] || die "--kernel $PACKAGE_ROOT: no boot/vmlinuz-$KVER"
+}
+
 # Fail unless VALUE, given with OPTION, is a positive number.
 need_number()
 {
@@ -106,7 +134,8 @@ need_number()
 }
 
 parse_args "$@"
-readonly VMM VM_DIR TIMEOUT SILENCE FILES ADD_DIRS VM_CPUS VM_MEM KBUILD_OUT TSC_KHZ ARGS
+readonly VMM VM_DIR TIMEOUT SILENCE FILES ADD_DIRS VM_CPUS VM_MEM TSC_KHZ ARGS
+readonly BZIMAGE MODROOT PACKAGE_ROOT KVER
 readonly VM_ROOT=$VM_DIR/root
 readonly INITRAMFS=$VM_DIR/initramfs.cpio.gz
 readonly CONSOLE_LOG=$VM_DIR/console.log
@@ -115,9 +144,9 @@ readonly STATUS_FILE=$VM_DIR/status
 readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
 readonly EXPORT_TAR=$VM_DIR/export.tar.gz
-readonly BZIMAGE=$KBUILD_OUT/arch/x86/boot/bzImage
-# Where the modules are, relative to /ktt, for guest-init.sh.
-readonly MODROOT=${KBUILD_OUT#"$TOP_DIR"/}/modroot
+# What a kernel package's VM loads before it reaches /ktt: a distribution
+# kernel has virtio, 9p and KVM as modules.
+readonly PACKAGE_MODULES="virtio_pci 9pnet_virtio 9p kvm_amd kvm_intel"
 # Kernel messages that fail a run whatever the payload said.
 readonly SPLAT_RE='WARNING: CPU:|BUG: |Oops|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|Marking TSC unstable'
 # Bochs: a Skylake-X with VMX (EPT, unrestricted guest, shadow VMCS, TSC
@@ -132,20 +161,40 @@ cleanup()
 	return 0
 }
 
-# busybox, /init and the payload, and under Bochs what the payload reads
-# from /ktt. kselftest's runner calls /usr/bin/timeout --foreground, which
-# busybox's lacks; trace-cmd is for record-host.sh and its test.
+# The kernel package's PACKAGE_MODULES and what they depend on, into the
+# initramfs, uncompressed: busybox's modprobe reads no .ko.xz.
+add_package_modules()
+{
+	local ko dest
+
+	# shellcheck disable=SC2086 # a list of module names
+	for ko in $(modprobe -d "$PACKAGE_ROOT" -S "$KVER" --show-depends -a $PACKAGE_MODULES |
+		sed -n 's/^insmod \([^ ]*\).*/\1/p' | sort -u); do
+		dest=$VM_ROOT${ko#"$PACKAGE_ROOT"}
+		mkdir -p "${dest%/*}"
+		case $ko in
+		*.xz) xz -dc "$ko" >"${dest%.xz}" ;;
+		*) cp "$ko" "$dest" ;;
+		esac
+	done
+	cp "$PACKAGE_ROOT/lib/modules/$KVER"/modules.{order,builtin,builtin.modinfo} "$VM_ROOT/lib/modules/$KVER/"
+	depmod -b "$VM_ROOT" "$KVER" || die "depmod failed on the VM's modules"
+}
+
+# busybox, /init and the payload, the kernel's modules, and under Bochs
+# what the payload reads from /ktt. kselftest's runner calls
+# /usr/bin/timeout --foreground, which busybox's lacks; trace-cmd is for
+# record-host.sh and its test.
 build_initramfs()
 {
 	local dir
 
-	[ -f "$BZIMAGE" ] || die "$BZIMAGE not built: run 'make kernel'"
-	[ -d "$TOP_DIR/$MODROOT/lib/modules" ] || die "$TOP_DIR/$MODROOT missing: run 'make kernel'"
 	need_cmd trace-cmd trace-cmd
 	start_root "$VM_ROOT" scripts/guest/guest-init.sh
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
+	[ -z "$PACKAGE_ROOT" ] || add_package_modules
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
-	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" "$MODROOT" $FILES
+	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" $MODROOT $FILES
 	for dir in "${ADD_DIRS[@]}"; do
 		cp -a "$dir/." "$VM_ROOT/"
 	done
@@ -167,7 +216,7 @@ start_qemu()
 	qemu-system-x86_64 -accel tcg,thread=single -cpu EPYC -smp "$VM_CPUS" -m "$VM_MEM" \
 		-nodefaults -display none -no-reboot \
 		-kernel "$BZIMAGE" -initrd "$INITRAMFS" \
-		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable pci=noacpi ktt_modroot=$MODROOT ktt_share=9p" \
+		-append "console=ttyS0 panic=-1 oops=panic tsc_early_khz=$tsc_khz tsc=reliable pci=noacpi ${MODROOT:+ktt_modroot=$MODROOT }ktt_share=9p" \
 		-virtfs "local,path=$TOP_DIR,mount_tag=ktt,security_model=none,readonly=on" \
 		-virtfs "local,path=$EXPORT_DIR,mount_tag=export,security_model=none" \
 		-serial "file:$CONSOLE_LOG" -serial "file:$OUTPUT_LOG" -serial "file:$STATUS_FILE" \
@@ -196,7 +245,7 @@ make_iso()
 		LABEL ktt
 		  KERNEL /bzImage
 		  INITRD /initrd.gz
-		  APPEND console=ttyS0 panic=0 oops=panic tsc_early_khz=$BOCHS_TSC_KHZ tsc=reliable loglevel=4 ktt_modroot=$MODROOT
+		  APPEND console=ttyS0 panic=0 oops=panic tsc_early_khz=$BOCHS_TSC_KHZ tsc=reliable loglevel=4${MODROOT:+ ktt_modroot=$MODROOT}
 	EOF
 	xorriso -as mkisofs -quiet -o "$VM_DIR/boot.iso" -b isolinux.bin -c boot.cat \
 		-no-emul-boot -boot-load-size 4 -boot-info-table "$iso_dir" 2>"$VM_DIR/xorriso.log" ||
@@ -324,10 +373,6 @@ main()
 	need_cmd cpio cpio
 	[ -x /bin/busybox ] && file -b /bin/busybox 2>/dev/null | grep -q static ||
 		die "/bin/busybox is not a static busybox: install the Debian package busybox-static"
-	case $KBUILD_OUT in
-	"$TOP_DIR"/*) ;;
-	*) die "$KBUILD_OUT is outside $TOP_DIR, which is all the VM sees" ;;
-	esac
 	trap cleanup EXIT
 	mkdir -p "$VM_DIR"
 	build_initramfs "${ARGS[@]}"

@@ -40,8 +40,12 @@
 #define TSC_MAX_EVENTS		64
 #define TSC_MAX_VCPUS		8
 
-/* The reason of the skip of a test that needs an event the kernel lacks. */
-#define TSC_MISSING_EVENT "the kernel has no kvm:%s event"
+/*
+ * The reason of the skip of a test that needs an event the kernel lacks:
+ * only upstream's kvm_write_tsc_offset is in a stock kernel.
+ */
+#define TSC_MISSING_EVENT \
+	"the kernel has no kvm:%s event: the kvm-tsc-trace series adds it (a patched kernel or its KVM modules)"
 #define TSC_NO_SCALING "the host has no TSC scaling (KVM_CAP_TSC_CONTROL)"
 
 /*
@@ -156,7 +160,7 @@ static inline const char *tsc_tracefs_unusable(void)
 static inline const char *tsc_event_unusable(struct __test_metadata *_metadata,
 					     const char *event)
 {
-	static char reason[128];
+	static char reason[192];
 	const char *unusable = tsc_tracefs_unusable();
 
 	if (unusable)
