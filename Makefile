@@ -31,7 +31,7 @@ export CCACHE_IGNOREOPTIONS := -fmacro-prefix-map=*
 # The patches in the order they are applied (patches/series names the
 # sub-series: the fixes, then the tracing series), and the series files.
 SERIES := $(addprefix patches/,$(shell bash -c '. scripts/lib/common.sh && series_patches'))
-SERIES_FILES := patches/series $(wildcard patches/*/series)
+SERIES_FILES := patches/series $(filter-out patches/6.1/series,$(wildcard patches/*/series))
 MODULE_SRCS := module/Kbuild module/Makefile $(wildcard module/*.c module/*.h include/tsc_event_names.h)
 # The in-tree KVM selftests the VMs run: the series' own tests (the events,
 # and the reproducers of the bugs the fixes series fixes), and upstream
@@ -183,14 +183,20 @@ module-tests: selftests $(BUILD)/module/kvm_tsc_probe.ko
 	+$(MAKE) -C module/tests KSRC=$(TREE) MODULE_KO=$(BUILD)/module/kvm_tsc_probe.ko \
 		INSTALL_PATH=$(KSFT)/kvm_tsc_probe install
 
+# kvm_selftests(TREE, HEADERS, OUT, INSTALL): the KVM_TESTS built from
+# TREE's tools/testing/selftests/kvm against HEADERS' uapi, into OUT, and
+# installed with their settings in INSTALL/kvm.
+define kvm_selftests
+	+$(MAKE) -C $(1)/tools/testing/selftests/kvm $(KSFT_CC) OUTPUT=$(3) \
+		KHDR_INCLUDES="-isystem $(2)/usr/include" EXTRA_CFLAGS=-static \
+		$(addprefix $(3)/,$(KVM_TESTS)) >$(3).log 2>&1 || \
+		{ tail -20 $(3).log; exit 1; }
+	mkdir -p $(4)/kvm
+	cp $(addprefix $(3)/,$(KVM_TESTS)) $(1)/tools/testing/selftests/kvm/settings $(4)/kvm/
+endef
+
 kvm-selftests: selftests $(BUILD)/headers/usr/include/linux/kvm.h
-	+$(MAKE) -C $(TREE)/tools/testing/selftests/kvm $(KSFT_CC) OUTPUT=$(BUILD)/kvm-selftests \
-		KHDR_INCLUDES="-isystem $(BUILD)/headers/usr/include" EXTRA_CFLAGS=-static \
-		$(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) >$(BUILD)/kvm-selftests.log 2>&1 || \
-		{ tail -20 $(BUILD)/kvm-selftests.log; exit 1; }
-	mkdir -p $(KSFT)/kvm
-	cp $(addprefix $(BUILD)/kvm-selftests/,$(KVM_TESTS)) \
-		$(TREE)/tools/testing/selftests/kvm/settings $(KSFT)/kvm/
+	$(call kvm_selftests,$(TREE),$(BUILD)/headers,$(BUILD)/kvm-selftests,$(KSFT))
 
 # The runner's list is written here alone, the one place that knows all
 # three collections: the module's collection last, since its first test
@@ -200,6 +206,26 @@ ksft: selftests kvm-selftests module-tests
 	  printf 'kvm:%s\n' $(notdir $(KVM_TESTS)); \
 	  $(MAKE) -s --no-print-directory -C module/tests KSRC=$(TREE) emit_tests; } \
 		>$(KSFT)/kselftest-list.txt
+
+# Debian's linux-source-6.1 with the series' backport (patches/6.1), for
+# Debian's 6.1 kernel, where the KVM selftests of 6.12 all skip (they need
+# KVM_SET_USER_MEMORY_REGION2, from 6.8): the collections installed again
+# in KSFT_6.1 with 6.1's own KVM selftests.
+TREE_6.1 := $(BUILD)/linux-6.1
+KSFT_6.1 := $(BUILD)/selftests-install-6.1
+SERIES_6.1 := patches/6.1/series $(wildcard patches/6.1/*/series patches/6.1/*/*.patch)
+$(BUILD)/series-6.1.applied: $(SERIES_6.1) scripts/build/kernel-tree.sh | deps
+	SOURCE_VERSION=6.1 TREE_DIR=$(TREE_6.1) PATCH_DIR=$(CURDIR)/patches/6.1 scripts/build/kernel-tree.sh
+	@touch $@
+
+$(BUILD)/headers-6.1/usr/include/linux/kvm.h: $(BUILD)/series-6.1.applied
+	$(MAKE) -s -C $(TREE_6.1) O=$(BUILD)/headers-6.1 headers
+	touch $@
+
+ksft-6.1: ksft $(BUILD)/headers-6.1/usr/include/linux/kvm.h
+	rm -rf $(KSFT_6.1)
+	cp -a $(KSFT) $(KSFT_6.1)
+	$(call kvm_selftests,$(TREE_6.1),$(BUILD)/headers-6.1,$(BUILD)/kvm-selftests-6.1,$(KSFT_6.1))
 
 # kvm-tsc-merge and the helpers of its tests, into build/tools.
 tools: | deps-tools
@@ -405,5 +431,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft tools e2e-check check fuzz fuzz-seeds \
+.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
 	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE

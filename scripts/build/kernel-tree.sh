@@ -2,15 +2,18 @@
 # kernel-tree.sh: obtain a Linux 6.12 git tree and apply patches/series to it with git am.
 #
 # The tree is Debian's linux-source-6.12, unpacked once into build/linux, or
-# KSRC=/path/to/linux, a user's own clean git tree.
+# KSRC=/path/to/linux, a user's own clean git tree. SOURCE_VERSION=6.1
+# TREE_DIR=... PATCH_DIR=patches/6.1 does the same with Debian's
+# linux-source-6.1 and the series' backport.
 
 set -eu -o pipefail
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
-readonly SOURCE_PKG=linux-source-6.12
-readonly SOURCE_TARBALL=/usr/src/linux-source-6.12.tar.xz
+readonly SOURCE_VERSION=${SOURCE_VERSION:-6.12}
+readonly SOURCE_PKG=linux-source-$SOURCE_VERSION
+readonly SOURCE_TARBALL=/usr/src/linux-source-$SOURCE_VERSION.tar.xz
 readonly APPLIED_REF=refs/kvm-tsc-trace/applied
 
 install_source_pkg()

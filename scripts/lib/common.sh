@@ -7,7 +7,7 @@ TOP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$TOP_DIR/build}
 # The packaged kernel tree, and the out-of-tree (O=) build of the test
 # kernel, as the Makefile lays them out.
-TREE_DIR=$BUILD_DIR/linux
+TREE_DIR=${TREE_DIR:-$BUILD_DIR/linux}
 KBUILD_OUT=$BUILD_DIR/kernel
 PATCH_DIR=${PATCH_DIR:-$TOP_DIR/patches}
 # Where kernel-tree.sh records the commit the series goes on.
