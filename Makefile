@@ -345,16 +345,17 @@ $(eval $(call vm_check,vm-vmx,test,--vmm bochs \
 # the test kernel only.
 $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
 
-# debian_vm_check(NAME, KVER): the check NAME boots Debian's kernel KVER,
-# as its packages have it, under QEMU and runs vm-checks.sh --stock there:
-# the collections on its own KVM, with the probe dkms built from its headers.
+# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT): the check NAME boots
+# Debian's kernel KVER, as its packages have it, under QEMU, and runs the
+# collections installed in KSFT there with scripts/guest/stock-checks.sh:
+# on its own KVM, with the probe dkms built from its headers.
 define debian_vm_check
-$(RESULTS)/$(1).tap: ksft $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko FORCE
+$(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko FORCE
 	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(BUILD)/debian/$(2)/root \
-		--silence 600 -- sh scripts/guest/vm-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko --stock
+		--silence 600 -- KSFT=$(4) sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko
 endef
-$(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64))
-$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64))
+$(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1))
+$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install))
 
 # The end-to-end recordings: scripts/e2e/e2e-test.sh records each
 # scenario in the test VM and e2e-check judges the traces and

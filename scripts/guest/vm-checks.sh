@@ -1,7 +1,7 @@
 #!/bin/sh
 # vm-checks.sh: what `make check` runs inside the test VM: every kselftest collection, with kvm_tsc_probe watching them.
 #
-# usage: vm-checks.sh PROBE_KO [--suites-only] [--churn CYCLES VMS] [--dkms DKMS_KO] [--stock]
+# usage: vm-checks.sh PROBE_KO [--suites-only] [--churn CYCLES VMS] [--dkms DKMS_KO]
 #
 # Runs from /ktt under busybox sh (see vmtest.sh). The probe is loaded
 # first, so that it sees every event the collections cause. The runner
@@ -11,12 +11,9 @@
 # second costs a minute) leaves out the probe's load cycles, which QEMU's
 # run of the test kernel covers; --churn runs the churn test (cycles_test.sh)
 # with CYCLES cycles and VMS VMs, --suites-only or not. --dkms first checks
-# that DKMS_KO, the probe as dkms built it, attaches. --stock runs on a
-# distribution kernel's own KVM, which has kvm_write_tsc_offset alone: the
-# probe must attach to it and wait for the other two, the tests of those
-# skip, and the fixes' reproducer, nested_tsc_restore_test, runs on its
-# own and must fail. Prints kselftest's TAP, where failures are the
-# "not ok" lines: 6.12's run_kselftest.sh exits 0 whatever the tests did.
+# that DKMS_KO, the probe as dkms built it, attaches. Prints
+# kselftest's TAP, where failures are the "not ok" lines: 6.12's
+# run_kselftest.sh exits 0 whatever the tests did.
 
 readonly KSFT=build/selftests-install
 readonly COLLECTIONS="kvm kvm-tsc-trace kvm_tsc_probe"
@@ -30,7 +27,6 @@ ko=$1
 suites_only=
 churn=
 dkms_ko=
-stock=
 shift
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -44,7 +40,6 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || { echo "Bail out! --dkms needs the module"; exit 1; }
 		dkms_ko=$2
 		shift 2 ;;
-	--stock) stock=1; shift ;;
 	*) echo "Bail out! unknown option $1"; exit 1 ;;
 	esac
 done
@@ -68,29 +63,10 @@ insmod "$ko" || { echo "Bail out! cannot load $ko"; exit 1; }
 export KVM_TSC_PROBE_KO="/ktt/$ko"
 export TEST_KVM_TSC_KO="/ktt/${ko%/*}/test_kvm_tsc.ko"
 # The test kernel has the series and a vendor module: their absence fails.
-[ -n "$stock" ] || export KTT_TEST_KERNEL=1
+export KTT_TEST_KERNEL=1
 # The options are all read: "$@" is empty but for --suites-only.
 # shellcheck disable=SC2086 # $churn is one option and its value
 [ -z "$suites_only" ] || set -- -c kvm -c kvm-tsc-trace -t kvm_tsc_probe:watch_test.sh \
 	-t kvm_tsc_probe:tsc_events_test.sh -t kvm_tsc_probe:tsc_failure_test.sh \
 	-t kvm_tsc_probe:tsc_loads_test.sh $churn
-[ -n "$stock" ] || exec "$KSFT/run_kselftest.sh" "$@"
-
-# Stock KVM: what the probe attached to, every test but the reproducer and
-# the probe's churn (the test kernel's), then the reproducer.
-attached=/sys/kernel/debug/kvm_tsc_probe/attached
-sed 's/^/# attached: /' "$attached"
-result="not ok"
-grep -qx 'kvm_write_tsc_offset kvm' "$attached" &&
-	[ "$(grep -cE '^kvm_(write_tsc_multiplier|nested_tsc_offset) waiting$' "$attached")" = 2 ] &&
-	result=ok
-echo "$result - kvm_tsc_probe attaches to kvm_write_tsc_offset alone, the series' two events are waiting"
-reproducer=kvm:nested_tsc_restore_test
-# shellcheck disable=SC2046 # one -t option a test
-"$KSFT/run_kselftest.sh" $("$KSFT/run_kselftest.sh" -l | grep -vx -e "$reproducer" -e kvm_tsc_probe:cycles_test.sh | sed 's/^/-t /')
-out=$("$KSFT/kvm/nested_tsc_restore_test" 2>&1)
-status=$?
-echo "$out" | sed 's/^/# /'
-result="not ok"
-[ "$status" != 0 ] && echo "$out" | grep -Eq '^not ok [0-9]+ (svm_forced_exit|vmx_failed_entry)' && result=ok
-echo "$result - nested_tsc_restore_test fails on stock KVM (status $status): L1's TSC is stale after the nested exit the fixes series fixes"
+exec "$KSFT/run_kselftest.sh" "$@"
