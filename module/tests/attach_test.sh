@@ -5,11 +5,11 @@
 # shellcheck source-path=SCRIPTDIR source=probe_lib.sh
 . "$(dirname "$0")/probe_lib.sh"
 
-# Each TSC tracepoint shows "kvm" in the attached file if KVM_EVENTS names
-# it, else "waiting".
+# Each TSC tracepoint shows "kvm" in the attached file if the first
+# argument, a list of events, names it, else "waiting".
 expect_attached()
 {
-	local kvm_events="$1" event where
+	local kvm_events="${1:-}" event where
 
 	for event in $TSC_EVENTS; do
 		case " $kvm_events " in
@@ -38,7 +38,7 @@ kvm_comes()
 
 kvm_goes()
 {
-	unload_kvm && expect_attached ""
+	unload_kvm && expect_attached
 }
 
 start_test
@@ -50,7 +50,7 @@ ktap_set_plan 5
 clean_up_on_exit "unload_if_loaded $PROBE; reload_kvm_if_gone"
 unload_kvm || ktap_exit_fail_msg "cannot unload $VENDOR and kvm"
 insmod "$PROBE_KO" || { print_probe_messages; ktap_exit_fail_msg "cannot load $PROBE_KO"; }
-ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" expect_attached ""
+ktap_test_result "$PROBE loaded without kvm.ko waits for its tracepoints" expect_attached
 ktap_test_result "$PROBE attaches when kvm.ko loads after it" kvm_comes
 ktap_test_result "$PROBE waits again when kvm.ko goes" kvm_goes
 ktap_test_result "$PROBE attaches again when kvm.ko comes back" kvm_comes
