@@ -117,6 +117,16 @@ $(eval $(call kernel_rules,$(BUILD)/kernel-debug,$(BUILD)/module-debug,configs/q
 kernel: $(BUILD)/kernel/arch/x86/boot/bzImage
 module: $(BUILD)/module/kvm_tsc_probe.ko
 
+# The series' KVM modules for an installed distribution kernel (KVER,
+# default the running one), built from its headers (KHEADERS, default
+# /lib/modules/KVER/build) and the kernel's own source with the series: the
+# packaged tree, or KSRC as it is (make apply first), into
+# build/kvm-modules/RELEASE. scripts/host/kvm-swap.sh loads or installs them.
+KVER ?= $(shell uname -r)
+kvm-modules: deps-build $(if $(KSRC),,$(BUILD)/series.applied)
+	+KSRC="$(TREE)" KHEADERS="$(or $(KHEADERS),/lib/modules/$(KVER)/build)" STOCK="$(STOCK)" \
+		scripts/build/kvm-modules.sh
+
 # The modules' dkms source tree (module/dkms.conf says how dkms builds it),
 # for `dkms add`.
 DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' module/dkms.conf)
@@ -431,5 +441,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
+.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module kvm-modules dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
 	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE
