@@ -1,7 +1,7 @@
 #!/bin/bash
 # kvm-modules.sh: build kvm.ko, kvm-amd.ko and kvm-intel.ko from a tree with the series for a distribution kernel, from that kernel's headers, so they load in place of its own.
 #
-# usage: [KSRC=/path/to/linux] [KHEADERS=DIR] [OUT=DIR] [STOCK=DIR] kvm-modules.sh
+# usage: [KSRC=/path/to/linux] [KHEADERS=DIR] [OUT=DIR] [STOCK=DIR] [VMLINUX=FILE] kvm-modules.sh
 #        (make kvm-modules [KVER=RELEASE] [KSRC=...] [KHEADERS=...])
 #
 # KSRC is the kernel's own source with the series applied (default the
@@ -10,7 +10,8 @@
 # /lib/modules/$(uname -r)/build); OUT where the modules go (default
 # build/kvm-modules/RELEASE); STOCK the directory of the kernel's own
 # modules that the built ones are compared with (default
-# /lib/modules/RELEASE/kernel). JOBS=N sets make's jobs.
+# /lib/modules/RELEASE/kernel). JOBS=N sets make's jobs; VMLINUX=FILE gives
+# the kernel's BTF where the headers have no vmlinux (see btf_base).
 #
 # Only the headers' files are read, never their Makefile: kbuild runs from
 # KSRC with an object directory OUT/obj of its own, which gets the headers'
@@ -80,6 +81,23 @@ check_source_version()
 	version=$(make -s -C "$tree" kernelversion)
 	[ "$version" = "$want" ] ||
 		die "KSRC=$tree is Linux $version, the kernel is $want ($RELEASE): use that kernel's own source (Debian: linux-source-${want%.*} of the same version as the image)"
+}
+
+# Debian's package version of the kernel (6.12.117-1~deb12u1), from its
+# UTS_VERSION, and of the packaged tree kernel-tree.sh unpacked: a revision
+# with other Debian patches has the same kernelversion.
+check_debian_version()
+{
+	local tree=$1 theirs ours
+
+	theirs=$(sed -n 's/.* Debian \([^ ]*\) .*/\1/p' "$KHEADERS_DIR/include/generated/utsversion.h" 2>/dev/null || true)
+	[ -n "$theirs" ] || return 0
+	ours=$(cat "$tree/.git/kvm-tsc-trace.version" 2>/dev/null || true)
+	if [ -z "$ours" ]; then
+		note "the kernel is Debian's $theirs: KSRC=$tree must be that version's linux-source too (not checked)"
+	elif [ "$ours" != "$theirs" ]; then
+		die "KSRC=$tree is Debian's linux-source $ours, the kernel is Debian's $theirs: install linux-source of $theirs"
+	fi
 }
 
 # The .config copied only when it changed, so a second build is incremental.
@@ -157,14 +175,40 @@ prepare_objtree()
 	check_generated_same utsrelease.h UTS_RELEASE
 	check_generated_same compile.h LINUX_COMPILER
 	copy_if_changed "$KHEADERS_DIR/Module.symvers" "$OBJ/Module.symvers"
-	# Module BTF is split BTF on the kernel's vmlinux; Debian's headers
-	# carry a vmlinux for that. Without it the modules have no BTF.
-	if [ "$(option_value CONFIG_DEBUG_INFO_BTF_MODULES "$OBJ/.config")" = y ]; then
-		if [ -f "$KHEADERS_DIR/vmlinux" ]; then
-			ln -sfn "$KHEADERS_DIR/vmlinux" "$OBJ/vmlinux"
-		else
-			note "$KHEADERS_DIR has no vmlinux: the modules get no BTF"
-		fi
+	[ "$(option_value CONFIG_DEBUG_INFO_BTF_MODULES "$OBJ/.config")" = y ] && link_btf_base
+	return 0
+}
+
+# The kernel's BTF, which module BTF is split BTF on: VMLINUX=FILE (an ELF
+# vmlinux, such as scripts/extract-vmlinux makes of the image's vmlinuz, or
+# raw BTF), the headers' vmlinux (Debian's 6.12 headers have one, 6.1's
+# not), or the running kernel's when it is the one built for.
+btf_base()
+{
+	if [ -n "${VMLINUX:-}" ]; then
+		[ -f "$VMLINUX" ] || die "VMLINUX=$VMLINUX: no such file"
+		realpath "$VMLINUX"
+	elif [ -f "$KHEADERS_DIR/vmlinux" ]; then
+		echo "$KHEADERS_DIR/vmlinux"
+	elif [ "$(uname -r)" = "$RELEASE" ] && [ -f /sys/kernel/btf/vmlinux ]; then
+		echo /sys/kernel/btf/vmlinux
+	fi
+}
+
+# kbuild makes module BTF when OBJ/vmlinux is there. Without it the modules
+# have no BTF: they load and trace the same, only BPF tools miss it.
+link_btf_base()
+{
+	local base
+
+	base=$(btf_base)
+	if [ -z "$base" ]; then
+		note "no BTF of the kernel (no vmlinux in $KHEADERS_DIR; give VMLINUX=FILE): the modules get no BTF"
+		rm -f "$OBJ/vmlinux"
+	elif [ "$(readlink "$OBJ/vmlinux" 2>/dev/null)" != "$base" ]; then
+		ln -sfn "$base" "$OBJ/vmlinux"
+		# Another base: the modules are linked again, with BTF on it.
+		rm -f "$SRC"/arch/x86/kvm/*.ko
 	fi
 }
 
@@ -250,6 +294,7 @@ main()
 	RELEASE=$(kernel_release "$KHEADERS_DIR")
 	[ -n "$RELEASE" ] || die "$KHEADERS_DIR/include/generated/utsrelease.h has no UTS_RELEASE"
 	check_source_version "$KSRC_DIR" "$(kernel_version "$KHEADERS_DIR")"
+	check_debian_version "$KSRC_DIR"
 	KCC=$(kernel_compiler "$KHEADERS_DIR/.config")
 	# ccache as the project's kernel builds use it, when it is there.
 	command -v ccache >/dev/null 2>&1 && KCC="ccache $KCC"
