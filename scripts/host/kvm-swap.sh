@@ -24,7 +24,8 @@
 # /proc/version), and, when the kernel takes signed modules only (Secure
 # Boot), a signature. The modules are built outside the kernel's tree and
 # unsigned: loading them taints the kernel (O, and E without a signature).
-# Options for the modules in /etc/modprobe.d are passed to insmod too.
+# The options modprobe would give the modules (/etc/modprobe.d, the kernel's
+# command line) are given to insmod too.
 
 set -eu -o pipefail
 
@@ -128,10 +129,17 @@ unload_kvm()
 		{ modprobe "$VENDOR"; die "rmmod kvm failed: another module or a user holds it; $VENDOR is loaded again"; }
 }
 
-# What /etc/modprobe.d gives a module (nested=1 and the like), for insmod.
+# What modprobe would give a module and insmod does not: the options of
+# /etc/modprobe.d (nested=1 and the like) and of the kernel's command line
+# (kvm_amd.nested=0, or kvm-amd.nested=0).
 module_options()
 {
-	modprobe -c | awk -v m="$1" '$1 == "options" && $2 == m { $1 = $2 = ""; print }' | xargs
+	local name=$1
+
+	{
+		modprobe -c | awk -v m="$name" '$1 == "options" && $2 == m { $1 = $2 = ""; print }'
+		tr ' ' '\n' </proc/cmdline | sed -n -e "s/^$name\.//p" -e "s/^${name//_/-}\.//p"
+	} | xargs
 }
 
 # insmod FILE after its dependencies but kvm, each loaded with modprobe.
