@@ -78,9 +78,10 @@ stock_file()
 # ones where the kernel takes signed ones only.
 check_built()
 {
-	local file want vermagic enforce
+	local file want vermagic enforce stock
 
-	want=$(modinfo -F vermagic "$(stock_file kvm)")
+	stock=$(stock_file kvm)
+	want=$(modinfo -F vermagic "$stock")
 	[[ $want == "$RELEASE "* ]] || die "the stock kvm's vermagic '$want' is not for the running $RELEASE"
 	# Lockdown (Debian's under Secure Boot) refuses unsigned modules even
 	# when sig_enforce says N.
