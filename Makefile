@@ -50,7 +50,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # Listing the longest VM runs first made the run slower (2,319 s against
 # 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
 # 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel kvm-swap run-tests-exit module-build \
 	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
@@ -306,6 +306,11 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 # the packaged tree and into a scratch DESTDIR.
 $(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
 	scripts/ci/result.sh run $@ scripts/build/user-kernel-test.sh
+
+# kvm-swap.sh's swap, restore, install and uninstall, and its refusals, on a
+# made-up machine whose module commands only log: no module is loaded.
+$(RESULTS)/kvm-swap.tap: FORCE
+	scripts/ci/result.sh run $@ scripts/host/kvm-swap-test.sh
 
 # The collections' run_tests fail when a planted test fails, and pass on
 # passes and skips: the tree's lib.mk and runner.sh, no VM, no root.
