@@ -120,11 +120,14 @@ module: $(BUILD)/module/kvm_tsc_probe.ko
 # The series' KVM modules for an installed distribution kernel (KVER,
 # default the running one), built from its headers (KHEADERS, default
 # /lib/modules/KVER/build) and the kernel's own source with the series: the
-# packaged tree, or KSRC as it is (make apply first), into
-# build/kvm-modules/RELEASE. scripts/host/kvm-swap.sh loads or installs them.
+# packaged tree (for a 6.1 kernel, Debian's 6.1 with patches/6.1), or KSRC
+# as it is (make apply first), into build/kvm-modules/RELEASE.
+# scripts/host/kvm-swap.sh loads or installs them.
 KVER ?= $(shell uname -r)
-kvm-modules: deps-build $(if $(KSRC),,$(BUILD)/series.applied)
-	+KSRC="$(TREE)" KHEADERS="$(or $(KHEADERS),/lib/modules/$(KVER)/build)" STOCK="$(STOCK)" \
+kvm_6.1 = $(filter 6.1.%,$(KVER))
+kvm-modules: deps-build $(if $(KSRC),,$(if $(kvm_6.1),$(BUILD)/series-6.1.applied,$(BUILD)/series.applied))
+	+KSRC="$(or $(KSRC),$(if $(kvm_6.1),$(TREE_6.1),$(TREE)))" \
+		KHEADERS="$(or $(KHEADERS),/lib/modules/$(KVER)/build)" STOCK="$(STOCK)" \
 		scripts/build/kvm-modules.sh
 
 # The modules' dkms source tree (module/dkms.conf says how dkms builds it),

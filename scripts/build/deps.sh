@@ -21,7 +21,7 @@ readonly TOOLS_PACKAGES="build-essential pkg-config git file trace-cmd libtracef
 readonly TEST_PACKAGES="qemu-system-x86 busybox-static linux-source-6.12 sparse ccache
 	seabios qemu-system-data rsync python3-ply
 	bochs bochsbios vgabios isolinux syslinux-common xorriso
-	linux-source-6.1 afl++ shellcheck dkms pahole"
+	linux-source-6.1 afl++ shellcheck dkms"
 
 # The packages of the groups named, each once; all three groups when none is.
 group_packages()
