@@ -50,7 +50,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # Listing the longest VM runs first made the run slower (2,319 s against
 # 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
 # 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel kvm-swap run-tests-exit module-build \
 	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
@@ -116,6 +116,19 @@ $(eval $(call kernel_rules,$(BUILD)/kernel-debug,$(BUILD)/module-debug,configs/q
 
 kernel: $(BUILD)/kernel/arch/x86/boot/bzImage
 module: $(BUILD)/module/kvm_tsc_probe.ko
+
+# The series' KVM modules for an installed distribution kernel (KVER,
+# default the running one), built from its headers (KHEADERS, default
+# /lib/modules/KVER/build) and the kernel's own source with the series: the
+# packaged tree (for a 6.1 kernel, Debian's 6.1 with patches/6.1), or KSRC
+# as it is (make apply first), into build/kvm-modules/RELEASE.
+# scripts/host/kvm-swap.sh loads or installs them.
+KVER ?= $(shell uname -r)
+kvm_6.1 = $(filter 6.1.%,$(KVER))
+kvm-modules: deps-build $(if $(KSRC),,$(if $(kvm_6.1),$(BUILD)/series-6.1.applied,$(BUILD)/series.applied))
+	+KSRC="$(or $(KSRC),$(if $(kvm_6.1),$(TREE_6.1),$(TREE)))" \
+		KHEADERS="$(or $(KHEADERS),/lib/modules/$(KVER)/build)" STOCK="$(STOCK)" \
+		scripts/build/kvm-modules.sh
 
 # The modules' dkms source tree (module/dkms.conf says how dkms builds it),
 # for `dkms add`.
@@ -297,6 +310,11 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 $(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
 	scripts/ci/result.sh run $@ scripts/build/user-kernel-test.sh
 
+# kvm-swap.sh's swap, restore, install and uninstall, and its refusals, on a
+# made-up machine whose module commands only log: no module is loaded.
+$(RESULTS)/kvm-swap.tap: FORCE
+	scripts/ci/result.sh run $@ scripts/host/kvm-swap-test.sh
+
 # The collections' run_tests fail when a planted test fails, and pass on
 # passes and skips: the tree's lib.mk and runner.sh, no VM, no root.
 $(RESULTS)/run-tests-exit.tap: $(BUILD)/series.applied FORCE
@@ -432,5 +450,5 @@ clean:
 
 FORCE:
 
-.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
+.PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module kvm-modules dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
 	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE
