@@ -50,7 +50,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # Listing the longest VM runs first made the run slower (2,319 s against
 # 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
 # 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
-CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel kvm-swap run-tests-exit module-build \
+CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
 	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
@@ -310,11 +310,6 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 $(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
 	scripts/ci/result.sh run $@ scripts/build/user-kernel-test.sh
 
-# kvm-swap.sh's swap, restore, install and uninstall, and its refusals, on a
-# made-up machine whose module commands only log: no module is loaded.
-$(RESULTS)/kvm-swap.tap: FORCE
-	scripts/ci/result.sh run $@ scripts/host/kvm-swap-test.sh
-
 # The collections' run_tests fail when a planted test fails, and pass on
 # passes and skips: the tree's lib.mk and runner.sh, no VM, no root.
 $(RESULTS)/run-tests-exit.tap: $(BUILD)/series.applied FORCE
@@ -363,14 +358,26 @@ $(eval $(call vm_check,vm-vmx,test,--vmm bochs \
 # the test kernel only.
 $(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
 
+# The series' KVM modules for each Debian kernel, from its packaged tree
+# with the series (SERIES_STAMP) and its headers.
+define debian_kvm_modules
+$(BUILD)/kvm-modules/$(1)/kvm.ko: $(2) $(BUILD)/debian/$(1)/packages scripts/build/kvm-modules.sh
+	+KSRC=$(3) KHEADERS=$(call debian_headers,$(1)) STOCK=$(BUILD)/debian/$(1)/root/lib/modules/$(1)/kernel \
+		OUT=$(BUILD)/kvm-modules/$(1) scripts/build/kvm-modules.sh
+endef
+$(eval $(call debian_kvm_modules,6.1.0-56-amd64,$(BUILD)/series-6.1.applied,$(TREE_6.1)))
+$(eval $(call debian_kvm_modules,6.12.117+deb12-amd64,$(BUILD)/series.applied,$(TREE)))
+
 # debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT): the check NAME boots
 # Debian's kernel KVER, as its packages have it, under QEMU, and runs the
 # collections installed in KSFT there with scripts/guest/stock-checks.sh:
-# on its own KVM, with the probe dkms built from its headers.
+# on its own KVM, with the probe dkms built from its headers, then with the
+# series' KVM modules in place of its own.
 define debian_vm_check
-$(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko FORCE
+$(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko $(BUILD)/kvm-modules/$(2)/kvm.ko FORCE
 	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(BUILD)/debian/$(2)/root \
-		--silence 600 -- KSFT=$(4) sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko
+		--timeout 1800 --silence 600 -- KSFT=$(4) \
+		sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko build/kvm-modules/$(2)
 endef
 $(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1))
 $(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install))

@@ -33,9 +33,6 @@ set -eu -o pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
 readonly INSTALL_SUBDIR=updates/kvm-tsc-trace
-# Where /sys, /proc and /lib/modules are: kvm-swap-test.sh runs the script
-# on a made-up machine under a directory of its own.
-ROOT=${KVM_SWAP_ROOT:-}
 # Events the series adds: with them in tracefs, the loaded kvm is the series'.
 readonly SERIES_EVENTS="kvm_write_tsc_multiplier kvm_nested_tsc_offset"
 
@@ -45,7 +42,7 @@ running_release()
 	local release proc
 
 	release=$(uname -r)
-	proc=$(awk '{ print $3 }' "$ROOT/proc/version")
+	proc=$(awk '{ print $3 }' "/proc/version")
 	[ "$release" = "$proc" ] || die "uname -r says $release, /proc/version $proc"
 	echo "$release"
 }
@@ -53,13 +50,13 @@ running_release()
 # The module this CPU's KVM uses: the one loaded, else by the CPU's flags.
 vendor_module()
 {
-	if [ -d "$ROOT/sys/module/kvm_intel" ]; then
+	if [ -d "/sys/module/kvm_intel" ]; then
 		echo kvm_intel
-	elif [ -d "$ROOT/sys/module/kvm_amd" ]; then
+	elif [ -d "/sys/module/kvm_amd" ]; then
 		echo kvm_amd
-	elif grep -qw vmx "$ROOT/proc/cpuinfo"; then
+	elif grep -qw vmx "/proc/cpuinfo"; then
 		echo kvm_intel
-	elif grep -qw svm "$ROOT/proc/cpuinfo"; then
+	elif grep -qw svm "/proc/cpuinfo"; then
 		echo kvm_amd
 	else
 		die "this CPU has neither VMX nor SVM (or it is off in the firmware): no KVM vendor module can load"
@@ -71,10 +68,10 @@ stock_file()
 {
 	local f
 
-	for f in "$ROOT/lib/modules/$RELEASE/kernel/arch/x86/kvm/$1.ko"{,.xz,.zst,.gz}; do
+	for f in "/lib/modules/$RELEASE/kernel/arch/x86/kvm/$1.ko"{,.xz,.zst,.gz}; do
 		[ -f "$f" ] && { echo "$f"; return 0; }
 	done
-	die "no stock $1 module under $ROOT/lib/modules/$RELEASE/kernel/arch/x86/kvm"
+	die "no stock $1 module under /lib/modules/$RELEASE/kernel/arch/x86/kvm"
 }
 
 # Refused before anything changes: modules for another kernel, or unsigned
@@ -88,8 +85,8 @@ check_built()
 	[[ $want == "$RELEASE "* ]] || die "the stock kvm's vermagic '$want' is not for the running $RELEASE"
 	# Lockdown (Debian's under Secure Boot) refuses unsigned modules even
 	# when sig_enforce says N.
-	enforce=$(cat "$ROOT/sys/module/module/parameters/sig_enforce" 2>/dev/null || echo N)
-	grep -qE '\[(integrity|confidentiality)\]' "$ROOT/sys/kernel/security/lockdown" 2>/dev/null && enforce=Y
+	enforce=$(cat "/sys/module/module/parameters/sig_enforce" 2>/dev/null || echo N)
+	grep -qE '\[(integrity|confidentiality)\]' "/sys/kernel/security/lockdown" 2>/dev/null && enforce=Y
 	for file in "$@"; do
 		[ -f "$file" ] || die "$file missing: build it with make kvm-modules KVER=$RELEASE"
 		vermagic=$(modinfo -F vermagic "$file")
@@ -111,14 +108,14 @@ check_unused()
 {
 	local holders count users
 
-	[ -d "$ROOT/sys/module/kvm" ] || return 0
-	[ -f "$ROOT/sys/module/kvm/refcnt" ] || die "kvm is built into the running kernel, not a module: there is nothing to swap"
-	holders=$(ls "$ROOT/sys/module/kvm/holders")
+	[ -d "/sys/module/kvm" ] || return 0
+	[ -f "/sys/module/kvm/refcnt" ] || die "kvm is built into the running kernel, not a module: there is nothing to swap"
+	holders=$(ls "/sys/module/kvm/holders")
 	for users in $holders; do
 		case $users in kvm_amd | kvm_intel) ;; *) die "the module $users uses kvm: unload it first" ;; esac
 	done
-	if [ -d "$ROOT/sys/module/$VENDOR" ]; then
-		count=$(cat "$ROOT/sys/module/$VENDOR/refcnt")
+	if [ -d "/sys/module/$VENDOR" ]; then
+		count=$(cat "/sys/module/$VENDOR/refcnt")
 		[ "$count" = 0 ] ||
 			die "/dev/kvm is in use ($VENDOR has $count users: running VMs, or processes with /dev/kvm open$(command -v fuser >/dev/null && fuser /dev/kvm 2>/dev/null | sed 's/^/: pids/')): stop them first"
 	fi
@@ -127,9 +124,9 @@ check_unused()
 unload_kvm()
 {
 	check_unused
-	[ ! -d "$ROOT/sys/module/$VENDOR" ] || rmmod "$VENDOR" || die "rmmod $VENDOR failed: is /dev/kvm in use?"
+	[ ! -d "/sys/module/$VENDOR" ] || rmmod "$VENDOR" || die "rmmod $VENDOR failed: is /dev/kvm in use?"
 	# The vendor module again, so that a failure here leaves KVM as it was.
-	[ ! -d "$ROOT/sys/module/kvm" ] || rmmod kvm ||
+	[ ! -d "/sys/module/kvm" ] || rmmod kvm ||
 		{ modprobe "$VENDOR"; die "rmmod kvm failed: another module or a user holds it; $VENDOR is loaded again"; }
 }
 
@@ -142,7 +139,7 @@ module_options()
 
 	{
 		modprobe -c | awk -v m="$name" '$1 == "options" && $2 == m { $1 = $2 = ""; print }'
-		tr ' ' '\n' <"$ROOT/proc/cmdline" | sed -n -e "s/^$name\.//p" -e "s/^${name//_/-}\.//p"
+		tr ' ' '\n' <"/proc/cmdline" | sed -n -e "s/^$name\.//p" -e "s/^${name//_/-}\.//p"
 	} | xargs
 }
 
@@ -165,7 +162,7 @@ load_stock()
 	local m
 
 	for m in "$VENDOR" kvm; do
-		[ -d "$ROOT/sys/module/$m" ] && rmmod "$m"
+		[ -d "/sys/module/$m" ] && rmmod "$m"
 	done
 	modprobe "$VENDOR"
 }
@@ -190,8 +187,8 @@ restore_modules()
 {
 	check_root restore
 	VENDOR=$(vendor_module)
-	[ ! -d "$ROOT/lib/modules/$RELEASE/$INSTALL_SUBDIR" ] ||
-		note "the built modules are installed in $ROOT/lib/modules/$RELEASE/$INSTALL_SUBDIR: modprobe loads those; run '$0 uninstall' first for the stock ones"
+	[ ! -d "/lib/modules/$RELEASE/$INSTALL_SUBDIR" ] ||
+		note "the built modules are installed in /lib/modules/$RELEASE/$INSTALL_SUBDIR: modprobe loads those; run '$0 uninstall' first for the stock ones"
 	unload_kvm
 	modprobe "$VENDOR" || die "modprobe $VENDOR failed: KVM is not loaded"
 	show_status
@@ -199,7 +196,7 @@ restore_modules()
 
 install_modules()
 {
-	local dest=$ROOT/lib/modules/$RELEASE/$INSTALL_SUBDIR files=("$DIR/kvm.ko") f
+	local dest=/lib/modules/$RELEASE/$INSTALL_SUBDIR files=("$DIR/kvm.ko") f
 
 	check_root install
 	for f in kvm-amd kvm-intel; do
@@ -214,7 +211,7 @@ install_modules()
 
 uninstall_modules()
 {
-	local dest=$ROOT/lib/modules/$RELEASE/$INSTALL_SUBDIR
+	local dest=/lib/modules/$RELEASE/$INSTALL_SUBDIR
 
 	check_root uninstall
 	[ -d "$dest" ] || { note "nothing installed in $dest"; return 0; }
@@ -225,17 +222,17 @@ uninstall_modules()
 
 show_status()
 {
-	local m events=$ROOT/sys/kernel/tracing/events/kvm e missing=
+	local m events=/sys/kernel/tracing/events/kvm e missing=
 
 	for m in kvm kvm_amd kvm_intel; do
-		[ -d "$ROOT/sys/module/$m" ] || continue
-		if [ -f "$ROOT/sys/module/$m/refcnt" ]; then
-			echo "$m: loaded, taint '$(cat "$ROOT/sys/module/$m/taint")', users $(cat "$ROOT/sys/module/$m/refcnt")"
+		[ -d "/sys/module/$m" ] || continue
+		if [ -f "/sys/module/$m/refcnt" ]; then
+			echo "$m: loaded, taint '$(cat "/sys/module/$m/taint")', users $(cat "/sys/module/$m/refcnt")"
 		else
 			echo "$m: built into the kernel"
 		fi
 	done
-	[ -d "$ROOT/sys/module/kvm" ] || echo "kvm: not loaded"
+	[ -d "/sys/module/kvm" ] || echo "kvm: not loaded"
 	[ -d "$events" ] || { echo "series' events: cannot tell ($events not there: tracefs not mounted, or kvm not loaded)"; return 0; }
 	for e in $SERIES_EVENTS; do
 		[ -d "$events/$e" ] || missing="$missing $e"
