@@ -104,7 +104,7 @@ $(1)/arch/x86/boot/bzImage: $(1)/.config
 	+$(MAKE) -C $(TREE) O=$(1) CC="$(KCC)" bzImage modules >$(1)/build.log 2>&1 || \
 		{ tail -20 $(1)/build.log; echo "kernel build failed: $(1)/build.log"; exit 1; }
 	rm -rf $(1)/modroot
-	$(MAKE) -s -C $(TREE) O=$(1) INSTALL_MOD_PATH=$(1)/modroot INSTALL_MOD_STRIP=1 modules_install
+	+$(MAKE) -s -C $(TREE) O=$(1) INSTALL_MOD_PATH=$(1)/modroot INSTALL_MOD_STRIP=1 modules_install
 	touch $$@
 
 $(2)/kvm_tsc_probe.ko $(2)/test_kvm_tsc.ko &: $(MODULE_SRCS) $(1)/arch/x86/boot/bzImage

@@ -36,7 +36,7 @@ unpack_source_pkg()
 	mkdir -p "$tmp"
 	tar -xf "$SOURCE_TARBALL" -C "$tmp" --strip-components=1 ||
 		die "cannot unpack $SOURCE_TARBALL (disk full?)"
-	kver=$(make -s -C "$tmp" kernelversion)
+	kver=$(kernel_version_of "$tmp")
 	git -C "$tmp" init -q
 	# No automatic repack: git commit would start one of the tree's 92,000
 	# loose objects in the background, minutes of a core while kernels build.
@@ -70,7 +70,7 @@ check_user_tree()
 	check_kernel_tree "$tree"
 	is_git_tree "$tree" || die "KSRC=$tree is not a git repository: the series is applied with git am"
 	check_git_clean "$tree"
-	version=$(make -s -C "$tree" kernelversion)
+	version=$(kernel_version_of "$tree")
 	[[ $version == 6.12* ]] || note "warning: KSRC=$tree is Linux $version, the series is written for 6.12"
 }
 

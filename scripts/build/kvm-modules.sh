@@ -78,7 +78,7 @@ check_source_version()
 {
 	local tree=$1 want=$2 version
 
-	version=$(make -s -C "$tree" kernelversion)
+	version=$(kernel_version_of "$tree")
 	[ "$version" = "$want" ] ||
 		die "KSRC=$tree is Linux $version, the kernel is $want ($RELEASE): use that kernel's own source (Debian: linux-source-${want%.*} of the same version as the image)"
 }

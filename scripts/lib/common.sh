@@ -126,6 +126,13 @@ series_patches()
 	done
 }
 
+# The Linux version of the tree DIR. Without make's flags: under make the
+# jobserver's are there while its pipe is not passed on, and kbuild warns.
+kernel_version_of()
+{
+	MAKEFLAGS='' make -s -C "$1" kernelversion
+}
+
 # The kernel tree the scripts work on: the user's KSRC or the packaged one.
 kernel_tree()
 {
