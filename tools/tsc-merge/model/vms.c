@@ -539,7 +539,7 @@ static int check_nested_recorded(const struct guest *g, const struct trace_file 
 {
 	if (g->level != LEVEL_L2 || vm_has_l2_steps(g->vm))
 		return 0;
-	fprintf(stderr, "%s: a nested (,l2) guest of VM @%d.%u, but the host trace %s has no kvm:kvm_nested_tsc_offset for that VM's vCPUs: the event comes from this project's kernel series (patches/, applied with make apply KSRC=/path/to/linux, README.md \"Your own kernel\") and must be recorded (-e kvm:kvm_nested_tsc_offset; tools/record-host/record-host.sh records it when the kernel has it), while the nested guest runs\n",
+	fprintf(stderr, "%s: a nested (,l2) guest of VM @%d.%u, but the host trace %s has no kvm:kvm_nested_tsc_offset for that VM's vCPUs: the event comes from this project's kernel series (patches/, applied with make apply KSRC=/path/to/linux, or on a distribution kernel its KVM modules, make kvm-modules: README.md \"Your own kernel\") and must be recorded (-e kvm:kvm_nested_tsc_offset; tools/record-host/record-host.sh records it when the kernel has it), while the nested guest runs\n",
 		g->file.path, g->vm->pid, g->vm->gen, host->path);
 	return -1;
 }

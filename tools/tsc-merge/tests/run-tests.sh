@@ -544,7 +544,7 @@ test_nested_errors()
 	grep -v kvm_nested_tsc_offset "$WORK/l2-host.spec" | mktrace l2-nonested-host
 	merge l2nonested -H "$WORK/l2-nonested-host.dat" -g l2="$WORK/l2-l2guest.dat@1000,l2"
 	expect_error "$WORK/l2-l2guest.dat: a nested (,l2) guest of VM @1000.1, but the host trace $WORK/l2-nonested-host.dat has no kvm:kvm_nested_tsc_offset for that VM's vCPUs" &&
-		expect_error "this project's kernel series (patches/, applied with make apply KSRC=" &&
+		expect_error "this project's kernel series (patches/, applied with make apply KSRC=/path/to/linux, or on a distribution kernel its KVM modules, make kvm-modules" &&
 		expect_one_error "must be recorded (-e kvm:kvm_nested_tsc_offset"
 	tap_result $? "a nested guest whose host trace has no kvm_nested_tsc_offset: one error naming the guest, the series and the event to record"
 	# The L2 trace given without ,l2: with L1's offset 1000 its event,
