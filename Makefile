@@ -176,6 +176,11 @@ $(BUILD)/debian/%/packages: scripts/build/debian-kernel.sh | deps
 
 $(foreach k,$(DEBIAN_KERNELS),$(eval $(call dkms_build,$(BUILD)/dkms/$(k),$(call debian_headers,$(k)),$(BUILD)/debian/$(k)/packages)))
 
+# Their builds take pahole from their packages' root (scripts/build/deps.sh
+# says why it is not installed).
+$(foreach k,$(DEBIAN_KERNELS),$(eval $(BUILD)/dkms/$(k)/kvm_tsc_probe.ko $(BUILD)/kvm-modules/$(k)/kvm.ko: \
+	export PATH := $(BUILD)/debian/$(k)/root/usr/bin:$(PATH)))
+
 # headers_install needs no config: its own output directory keeps it out of
 # the kernel builds' way under -j.
 $(BUILD)/headers/usr/include/linux/kvm.h: $(BUILD)/series.applied

@@ -6,7 +6,7 @@
 # DIR/root is the packages' files as dpkg would lay them out from /: the
 # kernel in boot/vmlinuz-KVER, its modules in lib/modules/KVER (indexed by
 # depmod), the headers in usr/src/linux-headers-KVER, ready for
-# make -C ... M= and dkms --kernelsourcedir. DIR/packages lists the .debs,
+# make -C ... M= and dkms --kernelsourcedir with DIR/root/usr/bin on PATH. DIR/packages lists the .debs,
 # written last: an interrupted run leaves no list, and the next starts over.
 
 set -eu -o pipefail
@@ -15,12 +15,13 @@ set -eu -o pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
 # The image, its headers, and what the headers need to build a module: the
-# common headers and kbuild's programs (not gcc, which the machine has).
+# common headers and kbuild's programs (not gcc, which the machine has), and
+# pahole, which the kernel's config records and module BTF is made with.
 kernel_packages()
 {
 	local kver=$1 headers=linux-headers-$1
 
-	echo "linux-image-$kver-unsigned" "$headers"
+	echo "linux-image-$kver-unsigned" "$headers" pahole
 	apt-cache depends "$headers" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-\(headers\|kbuild\)-[^ ]*\)$/\1/p'
 }
@@ -30,7 +31,7 @@ download_packages()
 	local kver=$1 dir=$2 packages
 
 	packages=$(kernel_packages "$kver")
-	[ "$(wc -w <<<"$packages")" -ge 4 ] ||
+	[ "$(wc -w <<<"$packages")" -ge 5 ] ||
 		die "the Debian archive has no headers package linux-headers-$kver (apt-get update?)"
 	mkdir -p "$dir/debs"
 	# shellcheck disable=SC2086 # one word a package

@@ -8,12 +8,14 @@ set -eu
 
 # The packages by what needs them, so that each make target installs only
 # its own: "build" builds a kernel (a user's, with make apply and make
-# kernel-config, or its KVM modules with make kvm-modules: pahole, for a
-# Debian config's BTF); "tools" builds and tests kvm-tsc-merge and records traces;
+# kernel-config); "tools" builds and tests kvm-tsc-merge and records traces;
 # "test" builds the project's test kernels and selftests, boots them in QEMU
-# and Bochs, and fuzzes and lints (make check, make demo).
+# and Bochs, and fuzzes and lints (make check, make demo). Not pahole:
+# installed, it changes CONFIG_PAHOLE_VERSION in the test kernels' config,
+# and every object ccache kept; the Debian kernels' builds, which need it,
+# use the copy debian-kernel.sh unpacks, with its libraries from here.
 readonly BUILD_PACKAGES="build-essential gcc make flex bison bc libelf-dev libssl-dev cpio
-	kmod git patch file pahole"
+	kmod git patch file"
 readonly TOOLS_PACKAGES="build-essential pkg-config git file trace-cmd libtracefs-dev
 	libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev clang jq
 	libkshark-dev libjson-c-dev protobuf-compiler protobuf-c-compiler libprotobuf-c-dev
@@ -21,7 +23,7 @@ readonly TOOLS_PACKAGES="build-essential pkg-config git file trace-cmd libtracef
 readonly TEST_PACKAGES="qemu-system-x86 busybox-static linux-source-6.12 sparse ccache
 	seabios qemu-system-data rsync python3-ply
 	bochs bochsbios vgabios isolinux syslinux-common xorriso
-	linux-source-6.1 afl++ shellcheck dkms"
+	linux-source-6.1 afl++ shellcheck dkms libdw1 libbpf1"
 
 # The packages of the groups named, each once; all three groups when none is.
 group_packages()
