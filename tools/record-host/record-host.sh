@@ -11,7 +11,9 @@
 # ftrace:print event per line, each a single write. It replaces their
 # task_newtask clone events and first offset events; a TSC write racing
 # with the snapshot is an event of its own, recorded already, whose
-# previous offset a reader prefers. The lines (a vcpu line is one line):
+# previous offset a reader prefers. stop writes a second one, of the VMs
+# running then, before it ends the recording. The lines (a vcpu line is
+# one line):
 #
 #   kvm-tsc-snapshot tsc_khz=KHZ
 #   kvm-tsc-snapshot vm=PID-FD pid=PID vcpu=N tid=TID tsc_offset=OFFSET \
@@ -24,9 +26,9 @@
 # file descriptor), its files as KVM prints them (vcpu_fields()); TID is 0
 # before the vCPU's first KVM_RUN, the scaling fields only where KVM has
 # TSC scaling. The end line always ends a snapshot, with 0 VMs too (a VM
-# destroyed meanwhile may have fewer vcpu lines than vCPUs). Where debugfs
-# cannot be read, the file has no snapshot: only VMs started after the
-# recording can be merged.
+# destroyed meanwhile may have fewer vcpu lines than vCPUs); stop's has no
+# tsc_khz line. Where debugfs cannot be read, the file has no snapshot:
+# only VMs started after the recording can be merged.
 #
 # The tracefs instance of its own keeps the top-level buffer untouched.
 # A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
@@ -371,6 +373,18 @@ start()
 		note "the host's TSC rate is unknown (not in dmesg, no -k): the snapshot has no tsc_khz, give kvm-tsc-merge -k"
 }
 
+# A second snapshot, the recording's last lines: KVM without the series has
+# no event for a TSC multiplier, and a vCPU created during the recording
+# with a rate of its own is told only here, while it still runs. Its lack
+# costs those vCPUs, not the recording: a warning.
+write_end_snapshot()
+{
+	local kvm
+
+	kvm=$(kvm_debugfs) && write_snapshot "$kvm" "" "$TRACEFS/instances/$INSTANCE/trace_marker" ||
+		note "warning: no kvm-tsc-snapshot at the end of the recording (above): kvm-tsc-merge cannot tell the TSC multiplier of a vCPU created during it on a kernel without kvm_write_tsc_multiplier"
+}
+
 # OUTPUT, the file trace-cmd wrote, must be a complete trace.dat.
 check_output()
 {
@@ -391,6 +405,7 @@ stop()
 	output=$(cat "$STATE_DIR/output" 2>/dev/null) || die "no recording to stop ($STATE_DIR/output missing)"
 	trap 'remove_instance' EXIT
 	if pid=$(recorder_pid); then
+		write_end_snapshot
 		lost=$(cat "$TRACEFS/instances/$INSTANCE"/per_cpu/cpu*/stats 2>/dev/null |
 			awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
 		kill -INT "$pid"
@@ -446,8 +461,9 @@ usage()
 
 		  start    start trace-cmd record in the background; returns once the
 		           events are being recorded and the snapshot is in the file
-		  stop     stop the recording (SIGINT), wait until its file is written
-		           and check it
+		  stop     write a second snapshot, of the VMs running now, stop the
+		           recording (SIGINT), wait until its file is written and
+		           check it
 		  clean    remove what a killed recording left: its tracefs instance
 		           and its state
 		  tsc-khz  print the host's TSC rate in kHz, as the snapshot gives it;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# record_host_test.sh: tools/record-host/record-host.sh's command line (-h, a wrong option), the script after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshot of KVM's TSC state that start writes into the recording.
+# record_host_test.sh: tools/record-host/record-host.sh's command line (-h, a wrong option), the script after a recording killed with SIGKILL (the next start says what it found and leaves it, clean removes it, stop says so and cleans up), and the snapshots of KVM's TSC state that start and stop write into the recording.
 #
 # Runs record-host.sh, installed next to this test, with an instance
 # (ktt-record-PID: a killed run's goes at the next run) and a state
@@ -332,7 +332,8 @@ expected_vcpu_line()
 }
 
 # Records NAME.dat with record-host.sh and puts the kvm-tsc-snapshot lines
-# trace-cmd report finds in it into NAME.snapshot, in their order.
+# trace-cmd report finds in it into NAME.snapshot, in their order, and the
+# two snapshots, start's and stop's, into NAME.start and NAME.stop.
 record_snapshot()
 {
 	local name="$1"
@@ -346,19 +347,28 @@ record_snapshot()
 		sed 's/^/# /' "$WORK/$name.report-err"
 		return 1
 	fi
-	echo "# the snapshot in $name.dat, as trace-cmd report shows it:"
+	echo "# the snapshots in $name.dat, as trace-cmd report shows them:"
 	sed 's/^/#   /' "$WORK/$name.snapshot"
+	sed '/^kvm-tsc-snapshot end /q' "$WORK/$name.snapshot" >"$WORK/$name.start"
+	sed '1,/^kvm-tsc-snapshot end /d' "$WORK/$name.snapshot" >"$WORK/$name.stop"
+	[ -s "$WORK/$name.stop" ] || { echo "# no second snapshot, stop's, after start's end line"; return 1; }
 }
 
-# The tsc_khz line, if any, comes first; one end line, last, that counts
-# the vcpu lines. Prints VMS from the end line.
+# The snapshot in FILE, written by COMMAND (start or stop): start's
+# tsc_khz line, if any, comes first, stop's has none; one end line, last,
+# that counts the vcpu lines. Prints VMS from the end line.
 check_snapshot_frame()
 {
-	local snapshot="$1" last vcpus
+	local snapshot="$1" command="$2" last vcpus
 
-	head -n 1 "$snapshot" | grep -q '^kvm-tsc-snapshot tsc_khz=[1-9][0-9]*$' || ! dmesg 2>/dev/null |
-		grep -Eq 'tsc: (Refined TSC clocksource calibration:|Detected) [0-9]+\.[0-9]{3} MHz' ||
-		{ echo "# dmesg has the TSC rate, but the snapshot does not begin with tsc_khz=" >&2; return 1; }
+	if [ "$command" = stop ]; then
+		! grep -q '^kvm-tsc-snapshot tsc_khz=' "$snapshot" ||
+			{ echo "# stop's snapshot has a tsc_khz line" >&2; return 1; }
+	else
+		head -n 1 "$snapshot" | grep -q '^kvm-tsc-snapshot tsc_khz=[1-9][0-9]*$' || ! dmesg 2>/dev/null |
+			grep -Eq 'tsc: (Refined TSC clocksource calibration:|Detected) [0-9]+\.[0-9]{3} MHz' ||
+			{ echo "# dmesg has the TSC rate, but start's snapshot does not begin with tsc_khz=" >&2; return 1; }
+	fi
 	[ "$(grep -c '^kvm-tsc-snapshot tsc_khz=' "$snapshot")" -le 1 ] &&
 		[ "$(grep -c '^kvm-tsc-snapshot end ' "$snapshot")" = 1 ] ||
 		{ echo "# not one end line, or more than one tsc_khz line" >&2; return 1; }
@@ -371,7 +381,7 @@ check_snapshot_frame()
 
 test_snapshot_no_vm()
 {
-	local dir vms=''
+	local dir vms='' command
 
 	require_kvm_debugfs || return
 	for dir in "$KVM_DEBUGFS"/*-*; do
@@ -379,14 +389,16 @@ test_snapshot_no_vm()
 	done
 	[ -z "$vms" ] || { skip "VMs run on this machine ($vms)"; return; }
 	record_snapshot novm || return 1
-	check_snapshot_frame "$WORK/novm.snapshot" >/dev/null || return 1
-	grep -qx 'kvm-tsc-snapshot end vms=0 vcpus=0' "$WORK/novm.snapshot" ||
-		{ echo "# no 'kvm-tsc-snapshot end vms=0 vcpus=0'"; return 1; }
+	for command in start stop; do
+		check_snapshot_frame "$WORK/novm.$command" "$command" >/dev/null || return 1
+		grep -qx 'kvm-tsc-snapshot end vms=0 vcpus=0' "$WORK/novm.$command" ||
+			{ echo "# $command's snapshot has no 'kvm-tsc-snapshot end vms=0 vcpus=0'"; return 1; }
+	done
 }
 
 test_snapshot_of_running_vm()
 {
-	local dir vms rc=0
+	local dir vms command rc=0
 
 	require_kvm_debugfs || return
 	start_stopped_writer || { rc=$?; stop_writer; return "$rc"; }
@@ -397,13 +409,14 @@ test_snapshot_of_running_vm()
 	echo "# debugfs of ${VM_DIR##*/} (tsc_writer, stopped) before start:"
 	sed 's/^/#   /' "$WORK/vm.expected"
 	record_snapshot vm || rc=1
-	[ "$rc" = 0 ] && { vms=$(check_snapshot_frame "$WORK/vm.snapshot") || rc=1; }
-	if [ "$rc" = 0 ]; then
-		grep " vm=${VM_DIR##*/} " "$WORK/vm.snapshot" | sort >"$WORK/vm.got"
+	for command in start stop; do
+		[ "$rc" = 0 ] || break
+		vms=$(check_snapshot_frame "$WORK/vm.$command" "$command") || { rc=1; break; }
+		grep " vm=${VM_DIR##*/} " "$WORK/vm.$command" | sort >"$WORK/vm.got"
 		sort "$WORK/vm.expected" | cmp -s - "$WORK/vm.got" ||
-			{ echo "# the snapshot's lines for ${VM_DIR##*/} differ from debugfs"; rc=1; }
-		[ "$vms" -ge 1 ] || { echo "# the end line counts $vms VMs"; rc=1; }
-	fi
+			{ echo "# $command's snapshot lines for ${VM_DIR##*/} differ from debugfs"; rc=1; }
+		[ "$vms" -ge 1 ] || { echo "# $command's end line counts $vms VMs"; rc=1; }
+	done
 	stop_writer
 	return "$rc"
 }
@@ -428,9 +441,9 @@ main()
 	ktap_test_result "after clean, a recording starts and stops" test_start_stop_after_clean
 	ktap_test_result "stop after a killed recording says so and removes the instance" \
 		test_stop_after_kill
-	test_result "with no VM, start writes the kvm-tsc-snapshot's end line, vms=0 vcpus=0" \
+	test_result "with no VM, start and stop each write a kvm-tsc-snapshot's end line, vms=0 vcpus=0" \
 		test_snapshot_no_vm
-	test_result "start while a VM runs writes the snapshot of its vCPUs' debugfs TSC state" \
+	test_result "start and stop while a VM runs each write the snapshot of its vCPUs' debugfs TSC state" \
 		test_snapshot_of_running_vm
 	ktap_finished
 }

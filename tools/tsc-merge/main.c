@@ -284,7 +284,7 @@ static int tie_guests(struct options *o, struct trace_file *host, struct vm_tabl
 		}
 		for (c = 0; g->level == LEVEL_L1 && c < g->vm->nr_vcpus; c++)
 			vcpu_offset_from_time_shift(g->vm->vcpus[c], g);
-		vcpus_check_known(o->guests[i].vm, host->path, &errors);
+		vcpus_check_known(o->guests[i].vm, host, &errors);
 	}
 	return errors ? -1 : 0;
 }

@@ -33,7 +33,7 @@ static struct tep_format_field *field_of(struct tep_event *e, const char *name,
 void host_events_warn_missing(const struct host_events *he, const char *path)
 {
 	if (!he->kvm[HOST_MULT])
-		fprintf(stderr, "%s: warning: no kvm:kvm_write_tsc_multiplier: TSC scaling taken as none, and a VM created again by the same process is not told apart\n",
+		fprintf(stderr, "%s: warning: no kvm:kvm_write_tsc_multiplier: a vCPU's TSC multiplier is known only from a record-host.sh snapshot or trace-cmd's time sync, and a VM created again by the same process is not told apart\n",
 			path);
 	if (!he->kvm[HOST_NESTED])
 		fprintf(stderr, "%s: warning: no kvm:kvm_nested_tsc_offset: nested guests' time is not followed\n",

@@ -229,7 +229,7 @@ enum snapshot_kind snapshot_parse(const char *line, struct snapshot_vcpu *v,
 
 /* scan.c */
 int scan_host(struct trace_file *host, struct vm_table *vms, bool progress);
-void vcpus_check_known(struct vm *vm, const char *host_path, int *errors);
+void vcpus_check_known(struct vm *vm, const struct trace_file *host, int *errors);
 void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g);
 
 /* convert.c: where one guest CPU's stream has got to in its step list */

@@ -302,8 +302,11 @@ static bool apply_snapshot(struct scan *sc, const struct host_ev *ev)
 	} else if (v->offset != s.offset) {
 		warn_snapshot(sc, v, "offset", s.offset, v->offset, ev->ts);
 	}
-	if (!s.has_mult)
+	/* KVM gives every vCPU the scaling files or none: none, no scaling. */
+	if (!s.has_mult) {
+		sc->host->scaling_untold = false;
 		return true;
+	}
 	if (!v->mult_known) {
 		backfill_mult(v, s.mult, s.frac);
 		v->mult_from_snapshot = true;
@@ -423,6 +426,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
 	if (host_events_init(&sc.he, host))
 		return -1;
 	host->first_ts = UINT64_MAX;
+	host->scaling_untold = !sc.he.kvm[HOST_MULT];
 	vm_table_add_guest_options(vms, host);
 	host_events_warn_missing(&sc.he, host->path);
 	progress_start(&sc.progress, progress, "scanning", host->path, host->page_bytes);
@@ -465,6 +469,8 @@ void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g)
 	if (!v->mult_known && first->scaling > 1 && first->fraction > 0 &&
 	    first->fraction <= TSC_MAX_FRAC_BITS)
 		backfill_mult(v, first->scaling, first->fraction);
+	else if (first->scaling == 1)
+		v->mult_known = true;	/* the default ratio: the vCPU's 1, 0 */
 	if (v->offset_known)
 		return;
 	backfill_offset(v, -(uint64_t)first->offset);
@@ -473,18 +479,26 @@ void vcpu_offset_from_time_shift(struct vcpu *v, const struct guest *g)
 		v->steps[LEVEL_L1].steps[1].start : 0), (long long)v->offset);
 }
 
-/* A vCPU no TSC event described cannot have its guest events converted. */
-void vcpus_check_known(struct vm *vm, const char *host_path, int *errors)
+/*
+ * A vCPU no TSC event described cannot have its guest events converted;
+ * nor can one whose multiplier nothing told on a host that may scale TSCs:
+ * 1.0 would be a guess.
+ */
+void vcpus_check_known(struct vm *vm, const struct trace_file *host, int *errors)
 {
 	unsigned int i;
 
 	for (i = 0; i < vm->nr_vcpus; i++) {
 		struct vcpu *v = vm->vcpus[i];
 
-		if (v->offset_known)
-			continue;
-		fprintf(stderr, "%s: nothing tells the TSC offset of vCPU %u of VM @%d.%u: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways: start tools/record-host/record-host.sh before the guest boots; start it while the guest runs (it writes a snapshot of KVM's debugfs); or record with trace-cmd record -A and its kvm time sync\n",
-			host_path, v->id, vm->pid, vm->gen);
-		(*errors)++;
+		if (!v->offset_known) {
+			fprintf(stderr, "%s: nothing tells the TSC offset of vCPU %u of VM @%d.%u: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways: start tools/record-host/record-host.sh before the guest boots; start it while the guest runs (it writes a snapshot of KVM's debugfs); or record with trace-cmd record -A and its kvm time sync\n",
+				host->path, v->id, vm->pid, vm->gen);
+			(*errors)++;
+		} else if (host->scaling_untold && !v->mult_known) {
+			fprintf(stderr, "%s: nothing tells the TSC multiplier of vCPU %u of VM @%d.%u: this kernel has no kvm_write_tsc_multiplier, and no snapshot or time sync sample names the vCPU. Stop tools/record-host/record-host.sh while the VM still runs (stop writes a snapshot of KVM's debugfs), record with trace-cmd record -A, or load the series' KVM modules (make kvm-modules)\n",
+				host->path, v->id, vm->pid, vm->gen);
+			(*errors)++;
+		}
 	}
 }

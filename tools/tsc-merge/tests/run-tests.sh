@@ -1116,6 +1116,55 @@ test_snapshot()
 	tap_result $? "a damaged snapshot line is refused with the file, time and line"
 }
 
+# A kernel without the series: tests/tracefs without kvm_write_tsc_multiplier
+# and kvm_nested_tsc_offset, in $WORK/stock-tracefs.
+stock_formats()
+{
+	cp -r "$FORMATS" "$WORK/stock-tracefs"
+	rm -r "$WORK/stock-tracefs/events/kvm/kvm_write_tsc_multiplier" \
+		"$WORK/stock-tracefs/events/kvm/kvm_nested_tsc_offset"
+}
+
+# stock_host NAME: a stock kernel's host trace where VMM 1000 creates vCPU 0
+# (thread 1001) during the recording with offset 100 and runs it, then the
+# spec on stdin.
+stock_host()
+{
+	{ echo "comm 1000 qemu"; echo "comm 1001 vcpu0"
+	  echo "0 1 1 task:task_newtask pid=1000 comm=qemu clone_flags=0x1200011"
+	  echo "0 2 1000 task:task_newtask pid=1001 comm=vcpu0 clone_flags=0x3d0f00"
+	  tsc_offset 1001 3 0 0 100
+	  run 1001 0 100 200
+	  cat; } | "$MKTRACE" -t "$WORK/stock-tracefs" -o "$WORK/$1.dat" - || echo "# mktrace failed for $1"
+}
+
+# VMM 1000's vCPU 0 runs at half the host's rate (AMD's 32 frac bits):
+# guest TSC 175 is host TSC 150.
+test_stock_host()
+{
+	local half="tsc_scaling_ratio=2147483648 tsc_scaling_ratio_frac_bits=32"
+
+	stock_formats
+	mark 0 175 a | mktrace stock-guest
+	{ snapshot_line 300 "vm=1000-12 pid=1000 vcpu=0 tid=1001 tsc_offset=100 $half"
+	  snapshot_line 301 "end vms=1 vcpus=1"; } | stock_host stock-end-host
+	merge stock-end -H "$WORK/stock-end-host.dat" -g g="$WORK/stock-guest.dat"
+	expect 0 "150 g:0 print: 0x0: a"
+	tap_result $? "no multiplier event: the snapshot record-host.sh stop writes gives a vCPU created during the recording its half rate"
+	{ snapshot_line 300 "vm=900-12 pid=900 vcpu=0 tid=901 tsc_offset=0 $half"
+	  snapshot_line 301 "end vms=1 vcpus=1"; } | stock_host stock-untold-host
+	merge stock-untold -H "$WORK/stock-untold-host.dat" -g g="$WORK/stock-guest.dat"
+	expect_error "stock-untold-host.dat: nothing tells the TSC multiplier of vCPU 0 of VM @1000.1: this kernel has no kvm_write_tsc_multiplier" &&
+		grep -q "make kvm-modules" <<<"$ERR"
+	tap_result $? "no multiplier event and no snapshot of a vCPU on a host that scales: an error naming the vCPU and what to record, not 1.0"
+	{ snapshot_line 300 "vm=1000-12 pid=1000 vcpu=0 tid=1001 tsc_offset=100"
+	  snapshot_line 301 "end vms=1 vcpus=1"; } | stock_host stock-unscaled-host
+	mark 0 250 a | mktrace stock-unscaled-guest
+	merge stock-unscaled -H "$WORK/stock-unscaled-host.dat" -g g="$WORK/stock-unscaled-guest.dat"
+	expect 0 "150 g:0 print: 0x0: a"
+	tap_result $? "no multiplier event, a snapshot without the scaling files: KVM has no TSC scaling, every vCPU at 1.0"
+}
+
 main()
 {
 	local t unit_plan
@@ -1132,11 +1181,11 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((82 + unit_plan))
+	tap_plan $((85 + unit_plan))
 	for t in test_merges test_no_damage \
 		 test_vm_created_again test_tid_reused test_nested_errors test_json \
 		 test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \
-		 test_outputs_refused test_no_events test_snapshot test_unseen_host_events \
+		 test_outputs_refused test_no_events test_snapshot test_stock_host test_unseen_host_events \
 		 test_progress; do
 		"$t"
 	done

@@ -85,6 +85,11 @@ struct trace_file {
 	/* Decompressed: libtracecmd numbers the records' offsets in these. */
 	uint64_t page_bytes;
 	unsigned long snapshot_khz;	/* host: record-host.sh's tsc_khz line */
+	/*
+	 * host: no kvm_write_tsc_multiplier format and no snapshot line
+	 * without the scaling fields: whether KVM scales TSCs is unknown.
+	 */
+	bool scaling_untold;
 	uint64_t first_ts;		/* host: its first event's TSC */
 };
 
