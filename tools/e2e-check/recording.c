@@ -213,7 +213,8 @@ static void add_payload_jump(struct recording *r, const struct tep_record *rec, 
 /*
  * kvm-tsc-record's "kvm-tsc-snapshot vm=... vcpu=N tid=T tsc_offset=O" line
  * of one vCPU, with "tsc_scaling_ratio=R tsc_scaling_ratio_frac_bits=F"
- * where KVM has TSC scaling.
+ * where KVM has TSC scaling. Its first line counts: start's snapshot has the
+ * values before the recording's TSC writes, stop's those after them.
  */
 static void read_snapshot_vcpu(struct recording *r, const char *text)
 {
@@ -224,7 +225,7 @@ static void read_snapshot_vcpu(struct recording *r, const char *text)
 	int end = 0;
 
 	if (sscanf(text, "kvm-tsc-snapshot vm=%*s pid=%*d vcpu=%u tid=%*d tsc_offset=%lld%n", &vcpu,
-		   &offset, &end) != 2 || !end || vcpu >= MAX_VCPUS)
+		   &offset, &end) != 2 || !end || vcpu >= MAX_VCPUS || r->vcpu[vcpu].snapshot.known)
 		return;
 	snap.offset = offset;
 	if (sscanf(text + end, " tsc_scaling_ratio=%llu tsc_scaling_ratio_frac_bits=%u", &ratio,

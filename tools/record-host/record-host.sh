@@ -18,7 +18,7 @@
 #   kvm-tsc-snapshot tsc_khz=KHZ
 #   kvm-tsc-snapshot vm=PID-FD pid=PID vcpu=N tid=TID tsc_offset=OFFSET \
 #       tsc_scaling_ratio=RATIO tsc_scaling_ratio_frac_bits=BITS
-#   kvm-tsc-snapshot end vms=VMS vcpus=VCPUS
+#   kvm-tsc-snapshot end vms=VMS vcpus=VCPUS tsc_scaling=0|1
 #
 # KHZ: host_tsc_khz(); no tsc_khz line where it is unknown (give
 # kvm-tsc-merge -k then). A vcpu line per debugfs directory
@@ -26,8 +26,9 @@
 # file descriptor), its files as KVM prints them (vcpu_fields()); TID is 0
 # before the vCPU's first KVM_RUN, the scaling fields only where KVM has
 # TSC scaling. The end line always ends a snapshot, with 0 VMs too (a VM
-# destroyed meanwhile may have fewer vcpu lines than vCPUs); stop's has no
-# tsc_khz line. Where debugfs cannot be read, the file has no snapshot:
+# destroyed meanwhile may have fewer vcpu lines than vCPUs); tsc_scaling
+# says whether KVM scales TSCs, where kvm_tsc_scaling() can tell. stop's
+# snapshot has no tsc_khz line. Where debugfs cannot be read, the file has no snapshot:
 # only VMs started after the recording can be merged.
 #
 # The tracefs instance of its own keeps the top-level buffer untouched.
@@ -200,6 +201,21 @@ kvm_debugfs()
 	echo "$root/kvm"
 }
 
+# Whether KVM scales guest TSCs, 1 or 0; nothing where it cannot tell.
+# kvm_amd clears its tsc_scaling parameter on a CPU without the TSC ratio
+# MSR; kvm_intel uses TSC scaling wherever the CPU's VMX has it, which
+# /proc/cpuinfo's "vmx flags" names.
+kvm_tsc_scaling()
+{
+	local amd=/sys/module/kvm_amd/parameters/tsc_scaling
+
+	if [ -r "$amd" ]; then
+		[ "$(cat "$amd")" = 0 ] && echo 0 || echo 1
+	elif [ -d /sys/module/kvm_intel ] && grep -q '^vmx flags' /proc/cpuinfo; then
+		grep -q '^vmx flags.* tsc_scaling\( \|$\)' /proc/cpuinfo && echo 1 || echo 0
+	fi
+}
+
 # One line into the recording: printf's single write(2) to the marker is
 # one ftrace:print event. Fails saying why.
 mark()
@@ -256,7 +272,7 @@ vcpu_fields()
 # line cannot be written or a file of a vCPU that is still there read.
 write_snapshot()
 {
-	local kvm="$1" khz="$2" marker="$3" scaling='' vm name vcpu id fields vms=0 vcpus=0
+	local kvm="$1" khz="$2" marker="$3" scaling='' vm name vcpu id fields vms=0 vcpus=0 tsc_scaling
 
 	[ -z "$khz" ] || mark "$marker" "kvm-tsc-snapshot tsc_khz=$khz" || return 1
 	# KVM gives every vCPU the scaling files, or none (no TSC scaling):
@@ -286,7 +302,8 @@ write_snapshot()
 			fi
 		done
 	done
-	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus" || return 1
+	tsc_scaling=$(kvm_tsc_scaling)
+	mark "$marker" "kvm-tsc-snapshot end vms=$vms vcpus=$vcpus${tsc_scaling:+ tsc_scaling=$tsc_scaling}" || return 1
 	note "wrote the kvm-tsc-snapshot: $vcpus vCPUs of $vms VMs"
 }
 

@@ -333,7 +333,8 @@ expected_vcpu_line()
 
 # Records NAME.dat with record-host.sh and puts the kvm-tsc-snapshot lines
 # trace-cmd report finds in it into NAME.snapshot, in their order, and the
-# two snapshots, start's and stop's, into NAME.start and NAME.stop.
+# two snapshots, start's and stop's, into NAME.start-snapshot and
+# NAME.stop-snapshot.
 record_snapshot()
 {
 	local name="$1"
@@ -349,9 +350,9 @@ record_snapshot()
 	fi
 	echo "# the snapshots in $name.dat, as trace-cmd report shows them:"
 	sed 's/^/#   /' "$WORK/$name.snapshot"
-	sed '/^kvm-tsc-snapshot end /q' "$WORK/$name.snapshot" >"$WORK/$name.start"
-	sed '1,/^kvm-tsc-snapshot end /d' "$WORK/$name.snapshot" >"$WORK/$name.stop"
-	[ -s "$WORK/$name.stop" ] || { echo "# no second snapshot, stop's, after start's end line"; return 1; }
+	sed '/^kvm-tsc-snapshot end /q' "$WORK/$name.snapshot" >"$WORK/$name.start-snapshot"
+	sed '1,/^kvm-tsc-snapshot end /d' "$WORK/$name.snapshot" >"$WORK/$name.stop-snapshot"
+	[ -s "$WORK/$name.stop-snapshot" ] || { echo "# no second snapshot, stop's, after start's end line"; return 1; }
 }
 
 # The snapshot in FILE, written by COMMAND (start or stop): start's
@@ -374,9 +375,26 @@ check_snapshot_frame()
 		{ echo "# not one end line, or more than one tsc_khz line" >&2; return 1; }
 	last=$(tail -n 1 "$snapshot")
 	vcpus=$(grep -c '^kvm-tsc-snapshot vm=' "$snapshot")
-	echo "$last" | grep -q "^kvm-tsc-snapshot end vms=[0-9]* vcpus=$vcpus\$" ||
-		{ echo "# the last line is not 'kvm-tsc-snapshot end vms=N vcpus=$vcpus'" >&2; return 1; }
+	echo "$last" | grep -q "^kvm-tsc-snapshot end vms=[0-9]* vcpus=$vcpus\( tsc_scaling=[01]\)\?\$" ||
+		{ echo "# the last line is not 'kvm-tsc-snapshot end vms=N vcpus=$vcpus [tsc_scaling=0|1]'" >&2; return 1; }
+	# kvm_amd has had its tsc_scaling parameter since Linux 5.16.
+	[ ! -d /sys/module/kvm_amd ] || echo "$last" | grep -q ' tsc_scaling=' ||
+		{ echo "# kvm_amd is loaded, but the end line has no tsc_scaling" >&2; return 1; }
 	echo "$last" | sed 's/.* vms=\([0-9]*\) .*/\1/'
+}
+
+# KVM gives a vCPU the tsc-scaling-ratio file where it scales TSCs: the
+# snapshot in FILE's tsc_scaling, if it has one, says the same.
+check_tsc_scaling()
+{
+	local said has=0
+
+	said=$(sed -n 's/^kvm-tsc-snapshot end .* tsc_scaling=\([01]\)$/\1/p' "$1")
+	[ -n "$said" ] || return 0
+	[ ! -e "$VM_DIR/vcpu0/tsc-scaling-ratio" ] || has=1
+	[ "$said" = "$has" ] && return 0
+	echo "# the end line says tsc_scaling=$said, but $VM_DIR/vcpu0/tsc-scaling-ratio is $([ "$has" = 1 ] || echo "not ")there"
+	return 1
 }
 
 test_snapshot_no_vm()
@@ -390,8 +408,8 @@ test_snapshot_no_vm()
 	[ -z "$vms" ] || { skip "VMs run on this machine ($vms)"; return; }
 	record_snapshot novm || return 1
 	for command in start stop; do
-		check_snapshot_frame "$WORK/novm.$command" "$command" >/dev/null || return 1
-		grep -qx 'kvm-tsc-snapshot end vms=0 vcpus=0' "$WORK/novm.$command" ||
+		check_snapshot_frame "$WORK/novm.$command-snapshot" "$command" >/dev/null || return 1
+		grep -qx 'kvm-tsc-snapshot end vms=0 vcpus=0\( tsc_scaling=[01]\)\?' "$WORK/novm.$command-snapshot" ||
 			{ echo "# $command's snapshot has no 'kvm-tsc-snapshot end vms=0 vcpus=0'"; return 1; }
 	done
 }
@@ -411,11 +429,12 @@ test_snapshot_of_running_vm()
 	record_snapshot vm || rc=1
 	for command in start stop; do
 		[ "$rc" = 0 ] || break
-		vms=$(check_snapshot_frame "$WORK/vm.$command" "$command") || { rc=1; break; }
-		grep " vm=${VM_DIR##*/} " "$WORK/vm.$command" | sort >"$WORK/vm.got"
+		vms=$(check_snapshot_frame "$WORK/vm.$command-snapshot" "$command") || { rc=1; break; }
+		grep " vm=${VM_DIR##*/} " "$WORK/vm.$command-snapshot" | sort >"$WORK/vm.got"
 		sort "$WORK/vm.expected" | cmp -s - "$WORK/vm.got" ||
 			{ echo "# $command's snapshot lines for ${VM_DIR##*/} differ from debugfs"; rc=1; }
 		[ "$vms" -ge 1 ] || { echo "# $command's end line counts $vms VMs"; rc=1; }
+		check_tsc_scaling "$WORK/vm.$command-snapshot" || rc=1
 	done
 	stop_writer
 	return "$rc"

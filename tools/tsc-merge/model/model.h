@@ -220,6 +220,7 @@ struct snapshot_vcpu {
 enum snapshot_kind {
 	SNAPSHOT_OTHER,			/* "end", or a field this reader ignores */
 	SNAPSHOT_KHZ,
+	SNAPSHOT_UNSCALED,		/* "end ... tsc_scaling=0" */
 	SNAPSHOT_VCPU,
 	SNAPSHOT_BAD,
 };

@@ -285,6 +285,9 @@ static bool apply_snapshot(struct scan *sc, const struct host_ev *ev)
 	switch (snapshot_parse(ev->text, &s, &sc->host->snapshot_khz)) {
 	case SNAPSHOT_VCPU:
 		break;
+	case SNAPSHOT_UNSCALED:
+		sc->host->mult_untold = false;
+		return true;
 	case SNAPSHOT_BAD:
 		fprintf(stderr, "%s: the snapshot line at host TSC %llu does not parse: '%s'\n",
 			sc->path, (unsigned long long)ev->ts, ev->text);
@@ -304,7 +307,7 @@ static bool apply_snapshot(struct scan *sc, const struct host_ev *ev)
 	}
 	/* KVM gives every vCPU the scaling files or none: none, no scaling. */
 	if (!s.has_mult) {
-		sc->host->scaling_untold = false;
+		sc->host->mult_untold = false;
 		return true;
 	}
 	if (!v->mult_known) {
@@ -426,7 +429,7 @@ int scan_host(struct trace_file *host, struct vm_table *vms, bool progress)
 	if (host_events_init(&sc.he, host))
 		return -1;
 	host->first_ts = UINT64_MAX;
-	host->scaling_untold = !sc.he.kvm[HOST_MULT];
+	host->mult_untold = !sc.he.kvm[HOST_MULT];
 	vm_table_add_guest_options(vms, host);
 	host_events_warn_missing(&sc.he, host->path);
 	progress_start(&sc.progress, progress, "scanning", host->path, host->page_bytes);
@@ -495,7 +498,7 @@ void vcpus_check_known(struct vm *vm, const struct trace_file *host, int *errors
 			fprintf(stderr, "%s: nothing tells the TSC offset of vCPU %u of VM @%d.%u: no kvm_write_tsc_offset, no snapshot, no time sync sample. Record it one of three ways: start tools/record-host/record-host.sh before the guest boots; start it while the guest runs (it writes a snapshot of KVM's debugfs); or record with trace-cmd record -A and its kvm time sync\n",
 				host->path, v->id, vm->pid, vm->gen);
 			(*errors)++;
-		} else if (host->scaling_untold && !v->mult_known) {
+		} else if (host->mult_untold && !v->mult_known) {
 			fprintf(stderr, "%s: nothing tells the TSC multiplier of vCPU %u of VM @%d.%u: this kernel has no kvm_write_tsc_multiplier, and no snapshot or time sync sample names the vCPU. Stop tools/record-host/record-host.sh while the VM still runs (stop writes a snapshot of KVM's debugfs), record with trace-cmd record -A, or load the series' KVM modules (make kvm-modules)\n",
 				host->path, v->id, vm->pid, vm->gen);
 			(*errors)++;

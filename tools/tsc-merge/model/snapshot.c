@@ -7,11 +7,12 @@
  *   kvm-tsc-snapshot tsc_khz=KHZ
  *   kvm-tsc-snapshot vm=PID-FD pid=PID vcpu=N tid=TID tsc_offset=S64
  *       [tsc_scaling_ratio=U64 tsc_scaling_ratio_frac_bits=U]   (one line)
- *   kvm-tsc-snapshot end vms=N vcpus=N
+ *   kvm-tsc-snapshot end vms=N vcpus=N [tsc_scaling=0|1]
  *
  * A recording that starts while VMs run has neither the clone events that
  * tie a vCPU thread to its VMM nor each vCPU's first offset: these lines
- * give both.
+ * give both. On a kernel without kvm_write_tsc_multiplier they are all
+ * that tells a vCPU's multiplier, or (tsc_scaling=0) that KVM has none.
  */
 #include <errno.h>
 #include <limits.h>
@@ -76,6 +77,11 @@ enum snapshot_kind snapshot_parse(const char *line, struct snapshot_vcpu *v,
 	line += strlen(SNAPSHOT_PREFIX);
 	if (field(line, "vm"))
 		return parse_vcpu(line, v);
+	if (field(line, "tsc_scaling")) {
+		if (!number(line, "tsc_scaling", false, 1, &k))
+			return SNAPSHOT_BAD;
+		return k ? SNAPSHOT_OTHER : SNAPSHOT_UNSCALED;
+	}
 	if (field(line, "tsc_khz")) {
 		if (!number(line, "tsc_khz", false, ULONG_MAX, &k) || !k)
 			return SNAPSHOT_BAD;

@@ -1163,6 +1163,10 @@ test_stock_host()
 	merge stock-unscaled -H "$WORK/stock-unscaled-host.dat" -g g="$WORK/stock-unscaled-guest.dat"
 	expect 0 "150 g:0 print: 0x0: a"
 	tap_result $? "no multiplier event, a snapshot without the scaling files: KVM has no TSC scaling, every vCPU at 1.0"
+	snapshot_line 300 "end vms=0 vcpus=0 tsc_scaling=0" | stock_host stock-noscale-host
+	merge stock-noscale -H "$WORK/stock-noscale-host.dat" -g g="$WORK/stock-unscaled-guest.dat"
+	expect 0 "150 g:0 print: 0x0: a"
+	tap_result $? "no multiplier event, a snapshot of no VM whose end line says tsc_scaling=0: every vCPU at 1.0"
 }
 
 main()
@@ -1181,7 +1185,7 @@ main()
 	"$UNIT" >"$WORK/unit.tap"
 	unit_plan=$(sed -n 's/^1\.\.//p' "$WORK/unit.tap")
 	[ -n "$unit_plan" ] || tap_bail "$UNIT printed no plan"
-	tap_plan $((85 + unit_plan))
+	tap_plan $((86 + unit_plan))
 	for t in test_merges test_no_damage \
 		 test_vm_created_again test_tid_reused test_nested_errors test_json \
 		 test_perfetto test_perfetto_ftrace test_perfetto_compact test_perfetto_described test_perfetto_real test_perfetto_machines test_perfetto_back_in_time test_sync_out test_outputs_kept test_sync_all_or_nothing test_sync_trace_ids test_sync_shared_thread test_sync_last_guest_option test_sync_nested test_sync_agent \

@@ -86,10 +86,11 @@ struct trace_file {
 	uint64_t page_bytes;
 	unsigned long snapshot_khz;	/* host: record-host.sh's tsc_khz line */
 	/*
-	 * host: no kvm_write_tsc_multiplier format and no snapshot line
-	 * without the scaling fields: whether KVM scales TSCs is unknown.
+	 * host: no kvm_write_tsc_multiplier format, and no snapshot says that
+	 * KVM has no TSC scaling: a vCPU's multiplier is told only by a
+	 * snapshot or a time sync sample.
 	 */
-	bool scaling_untold;
+	bool mult_untold;
 	uint64_t first_ts;		/* host: its first event's TSC */
 };
 
