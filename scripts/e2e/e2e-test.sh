@@ -1,11 +1,12 @@
 #!/bin/bash
 # e2e-test.sh: KTAP test of real host and guest recordings: record each scenario in the test VM, then judge the traces and kvm-tsc-merge's outputs with e2e-check.
 #
-# usage: e2e-test.sh --root DIR [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... [--hang] SCENARIO...
+# usage: e2e-test.sh --root DIR [--vmm qemu|bochs] [--kernel KERNEL] [--dir DIR] [--set KEY=VALUE]... [--hang] SCENARIO...
 #
 # Boots the test VM (L0, one CPU: the user guide says why) under --vmm
-# (default qemu) in --dir (default build/vmtest-e2e), with the guests'
-# root that guest-root.sh filled in --root, where record-pair.sh records
+# (default qemu) on --kernel (vmtest.sh's: default the test kernel, or a
+# distribution kernel's unpacked root) in --dir (default
+# build/vmtest-e2e), with the guests' root that guest-root.sh filled in --root, where record-pair.sh records
 # every SCENARIO (scripts/e2e/scenarios/MODE.scenario) into
 # DIR/export/MODE; e2e-check (tools/e2e-check) then prints the TAP. --set
 # changes a key in every scenario (the Bochs run gives L1 a TSC rate of its
@@ -21,7 +22,7 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=scenario.sh
 . "$(dirname "$0")/scenario.sh"
 
-readonly USAGE="usage: ${0##*/} --root DIR [--vmm qemu|bochs] [--dir DIR] [--set KEY=VALUE]... [--hang] SCENARIO..."
+readonly USAGE="usage: ${0##*/} --root DIR [--vmm qemu|bochs] [--kernel KERNEL] [--dir DIR] [--set KEY=VALUE]... [--hang] SCENARIO..."
 readonly CHECK=$BUILD_DIR/tools/e2e-check
 readonly ATTEMPTS=2
 # Time for the test VM's own boot and the copies, beyond its guests'.
@@ -33,6 +34,7 @@ readonly POLL_SLACK=15
 
 ROOT=
 VMM=qemu
+KERNEL=test
 VM_DIR=$BUILD_DIR/vmtest-e2e
 HANG=
 SETS=()
@@ -82,7 +84,7 @@ set_vm_limits()
 # (in its /e2e/scenarios) added.
 boot_vm()
 {
-	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --dir "$VM_DIR" --cpus 1 \
+	"$TOP_DIR/scripts/vm/vmtest.sh" --vmm "$VMM" --kernel "$KERNEL" --dir "$VM_DIR" --cpus 1 \
 		--timeout "$TIMEOUT" --silence "$SILENCE" --add "$ROOT" --add "$VM_DIR-scenarios" \
 		--files "scripts tools/record-host" -- "$@" >"$VM_LOG" 2>&1
 }
@@ -168,6 +170,7 @@ main()
 		case $1 in
 		--root) ROOT=$(realpath -m "${2:?--root needs guest-root.sh\'s directory}"); shift ;;
 		--vmm) VMM=${2:?--vmm needs qemu or bochs}; shift ;;
+		--kernel) KERNEL=${2:?--kernel needs test, debug or a kernel root}; shift ;;
 		--dir) VM_DIR=$(realpath -m "${2:?--dir needs a directory}"); shift ;;
 		--set) SETS+=("${2:?--set needs KEY=VALUE}"); shift ;;
 		--hang) HANG=1 ;;
