@@ -338,7 +338,10 @@ void check_l1_tsc_offset(const struct ctx *c)
 	report_result(ok, "%s", what);
 }
 
-/* vCPU @v's multiplier: its last kvm_write_tsc_multiplier, else the snapshot's. */
+/*
+ * vCPU @v's multiplier: its last kvm_write_tsc_multiplier, else the
+ * snapshot's, else 1.0 where a snapshot says KVM has no TSC scaling.
+ */
 static const char *read_multiplier(const struct recording *r, unsigned int v, uint64_t *mult,
 				   unsigned int *frac)
 {
@@ -351,8 +354,13 @@ static const char *read_multiplier(const struct recording *r, unsigned int v, ui
 		*frac = last->frac;
 		return "its last kvm_write_tsc_multiplier";
 	}
-	if (!tsc_snapshot_mult(&vc->snapshot, &s))
-		return NULL;
+	if (!tsc_snapshot_mult(&vc->snapshot, &s)) {
+		if (!r->no_tsc_scaling)
+			return NULL;
+		*mult = 1;
+		*frac = 0;
+		return "a kvm-tsc-snapshot end line's tsc_scaling=0: KVM has no TSC scaling";
+	}
 	*mult = s.mult;
 	*frac = s.frac;
 	return vc->snapshot.scaling ? "its kvm-tsc-snapshot line" :

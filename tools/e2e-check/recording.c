@@ -240,7 +240,7 @@ static void read_snapshot_vcpu(struct recording *r, const char *text)
 static void read_print(struct recording *r, const struct tep_record *rec, const char *text)
 {
 	unsigned long long a, b;
-	unsigned int cpu, seq;
+	unsigned int cpu, seq, scaling;
 	char phase[8];
 
 	if (sscanf(text, "ktt-marker %7s cpu=%u seq=%u", phase, &cpu, &seq) == 3)
@@ -251,6 +251,8 @@ static void read_print(struct recording *r, const struct tep_record *rec, const 
 		add_payload_jump(r, rec, cpu, a, b);
 	else if (sscanf(text, "kvm-tsc-snapshot tsc_khz=%llu", &a) == 1)
 		r->tsc_khz = a;
+	else if (sscanf(text, "kvm-tsc-snapshot end vms=%*u vcpus=%*u tsc_scaling=%u", &scaling) == 1)
+		r->no_tsc_scaling |= !scaling;
 	else
 		read_snapshot_vcpu(r, text);
 }

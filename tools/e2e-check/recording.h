@@ -142,6 +142,8 @@ struct recording {
 	/* L0's rate: kvm-tsc-snapshot's tsc_khz=, else trace-cmd's TSC2NSEC; 0: neither. */
 	uint64_t tsc_khz;
 	const char *tsc_khz_from;
+	/* A kvm-tsc-snapshot end line's tsc_scaling=0: every vCPU at 1.0. */
+	bool no_tsc_scaling;
 	bool has_write_msr;
 	struct marker *markers;
 	size_t nr_markers;
