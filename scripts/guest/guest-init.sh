@@ -27,11 +27,13 @@ setup_mounts()
 	mount -t debugfs debugfs /sys/kernel/debug
 	# A kernel build's modules are in /ktt (ktt_modroot, from the kernel
 	# command line); a kernel package's are in the initramfs already, and
-	# its virtio and 9p are modules: modprobe finds those built in no more.
+	# its virtio, 9p and vhost_vsock are modules: modprobe finds those
+	# built in no more. vhost_vsock makes /dev/vhost-vsock, which nothing
+	# would load on the first open here.
 	if [ -n "${ktt_modroot:-}" ]; then
 		ln -s "/ktt/$ktt_modroot/lib/modules" /lib/modules
 	else
-		modprobe -a -q virtio_pci 9pnet_virtio 9p
+		modprobe -a -q virtio_pci 9pnet_virtio 9p vhost_vsock
 	fi
 	if [ "${ktt_share:-}" = 9p ]; then
 		mount -t 9p -o trans=virtio,version=9p2000.L,ro ktt /ktt

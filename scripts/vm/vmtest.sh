@@ -145,8 +145,9 @@ readonly VMM_LOG=$VM_DIR/$VMM.log
 readonly EXPORT_DIR=$VM_DIR/export
 readonly EXPORT_TAR=$VM_DIR/export.tar.gz
 # What a kernel package's VM loads before it reaches /ktt: a distribution
-# kernel has virtio, 9p and KVM as modules.
-readonly PACKAGE_MODULES="virtio_pci 9pnet_virtio 9p kvm_amd kvm_intel"
+# kernel has virtio, 9p, KVM and vhost's vsock (trace-cmd agent's channel
+# to a guest) as modules.
+readonly PACKAGE_MODULES="virtio_pci 9pnet_virtio 9p kvm_amd kvm_intel vhost_vsock"
 # Kernel messages that fail a run whatever the payload said.
 readonly SPLAT_RE='WARNING: CPU:|BUG: |Oops|Kernel panic|KASAN|UBSAN|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|Marking TSC unstable'
 # Bochs: a Skylake-X with VMX (EPT, unrestricted guest, shadow VMCS, TSC
