@@ -3,11 +3,11 @@
 #
 # The level comes on the kernel command line as ktt_level, the scenario
 # in /export, the directory the host shares over 9p, where this level
-# also says "ready", waits for "go", gives its "status" and, when trace-cmd
-# agent records it, waits for "quit". Between go and the status it does
-# what the next level's recorder calls for (run_workload); the payload
-# writes "ktt-n-marker cpu=C seq=K tsc=T" before each ucall and moves its
-# guest's TSC half way.
+# also says "ready", waits for "go", gives its "status" and waits for
+# "quit", which the host says once its recording has stopped. Between go
+# and the status it does what the next level's recorder calls for
+# (run_workload); the payload writes "ktt-n-marker cpu=C seq=K tsc=T"
+# before each ucall and moves its guest's TSC half way.
 #
 # A marker is "ktt-marker before|after cpu=N seq=K" written into
 # trace_marker on vCPU N and followed at once by a 1-byte write to
@@ -245,7 +245,7 @@ main()
 	# Whole when the host sees it: written aside, then renamed.
 	echo "$status" >"$SHARE/status.new" && mv "$SHARE/status.new" "$SHARE/status"
 	sync
-	[ -z "$AGENT_PID" ] || wait_for_host quit
+	wait_for_host quit
 	reboot -f
 }
 

@@ -9,8 +9,9 @@
 # lN_recorder from lN_record_from. The handshake with the guest goes
 # through the directory shared with it over 9p: the scenario goes down,
 # the guest says "ready", this level "go" once it records, the guest its
-# "status", and this level "quit" once trace-cmd record -A has the
-# guest's trace. Each step is printed, and the guest's console relayed
+# "status", and this level "quit" once its recording has stopped: the
+# guest still runs when record-host.sh stop writes its snapshot, and
+# trace-cmd record -A has the guest's trace by then. Each step is printed, and the guest's console relayed
 # now and then, so that a level above sees this one go on printing.
 # /export/MODE gets host.dat, guest.dat and the guest's console and logs
 # (in mode linux-n, L1's own export under l1/). Exit status: 0, all
@@ -264,13 +265,9 @@ run()
 	: >"$SHARE/go"
 	wait_guest status || return 1
 	[ "$(cat "$SHARE/status")" = 0 ] || { fail "the guest failed: $(cat "$SHARE/failure" 2>/dev/null)"; return 1; }
-	if [ "$(level_key recorder)" = trace-cmd-agent ]; then
-		stop_recording || return 1
-		: >"$SHARE/quit"
-		wait_guest_exit
-	else
-		wait_guest_exit && stop_recording
-	fi
+	stop_recording || return 1
+	: >"$SHARE/quit"
+	wait_guest_exit
 }
 
 export_pair()
