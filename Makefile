@@ -51,7 +51,8 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
 # 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
 CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
-	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e
+	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e \
+	merge-e2e-debian-6.1 merge-e2e-debian-6.12
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -285,7 +286,7 @@ fuzz-seeds: $(BUILD)/kernel/arch/x86/boot/bzImage selftests
 	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/host.dat,host/agent-host-vmx-v7-zstd.dat,--compression zstd)
 	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/guest.dat,guest/agent-guest-vmx-v7-zstd.dat,--compression zstd)
 	$(call agent_seed,$(BUILD)/vmtest-e2e-vmx/export/agent/guest.dat,guest/agent-guest-vmx-v6.dat,--file-version 6)
-	$(call agent_seed,$(BUILD)/vmtest-e2e/export/agent/guest.dat,guest/agent-guest-qemu-v7-zstd.dat,--compression zstd)
+	$(call agent_seed,$(BUILD)/vmtest-e2e-debian-6.12/export/agent/guest.dat,guest/agent-guest-qemu-v7-zstd.dat,--compression zstd)
 
 # agent_seed(SOURCE, SEED, CONVERT_OPTIONS): SEED under FUZZ_REAL from an
 # agent-mode recording, skipped (with a word) when the run that makes it
@@ -411,16 +412,37 @@ $(RESULTS)/e2e-hang.tap: $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
 	scripts/ci/result.sh run $@ $(E2E_TEST) --hang --dir $(BUILD)/e2e-hang --set silence=30 \
 		$(E2E_SCENARIOS)/own.scenario
 
-# Under QEMU also scenario nested, whose L1 runs tsc_nested_payload's
-# guest.
+# Under QEMU scenario nested, whose L1 runs tsc_nested_payload's guest.
+# The three recipes run on the series under Bochs (merge-e2e-vmx) and
+# on Debian's own KVM under QEMU (merge-e2e-debian-*).
 $(RESULTS)/merge-e2e.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
-	scripts/ci/result.sh run $@ $(E2E_TEST) \
-		$(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario nested.scenario)
+	scripts/ci/result.sh run $@ $(E2E_TEST) $(E2E_SCENARIOS)/nested.scenario
 
 # The same under Bochs, with L1's TSC scaled to half L0's 3.5 GHz.
 $(RESULTS)/merge-e2e-vmx.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz FORCE
 	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
 		--set l1_tsc_khz=1750000 $(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario)
+
+# The three recipes on each Debian kernel's own KVM, under QEMU: only
+# kvm_write_tsc_offset and record-host.sh's two snapshots tell the merge.
+define debian_e2e_check
+$(RESULTS)/merge-e2e-$(1).tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz $(BUILD)/debian/$(2)/packages FORCE
+	scripts/ci/result.sh run $$@ $(E2E_TEST) --kernel $(BUILD)/debian/$(2)/root --dir $(BUILD)/vmtest-e2e-$(1) \
+		$(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario)
+endef
+$(eval $(call debian_e2e_check,debian-6.1,6.1.0-56-amd64))
+$(eval $(call debian_e2e_check,debian-6.12,6.12.117+deb12-amd64))
+
+# Scenario own on Debian's 6.12 and its own KVM under Bochs, not part of
+# check (the kernel's boot alone takes minutes there): L1 created during
+# the recording at half L0's rate, a multiplier that only record-host.sh
+# stop's snapshot tells.
+$(RESULTS)/merge-e2e-debian-vmx.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz \
+		$(BUILD)/debian/6.12.117+deb12-amd64/packages FORCE
+	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --kernel $(BUILD)/debian/6.12.117+deb12-amd64/root \
+		--dir $(BUILD)/vmtest-e2e-debian-vmx --set l1_tsc_khz=1750000 $(E2E_SCENARIOS)/own.scenario
+
+merge-e2e-debian-vmx: $(RESULTS)/merge-e2e-debian-vmx.tap
 
 # Scenario linux-n alone, not part of check (L2's boot alone takes
 # minutes): L1 boots a Linux guest of its own, which traces itself.
@@ -463,4 +485,4 @@ clean:
 FORCE:
 
 .PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module kvm-modules dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
-	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE
+	series-check merge-e2e-linux-n merge-e2e-vmx-nested merge-e2e-debian-vmx demo clean FORCE
