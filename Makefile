@@ -312,8 +312,8 @@ $(RESULTS)/kernel-tree.tap: $(BUILD)/series.applied FORCE
 	scripts/ci/result.sh run $@ scripts/build/kernel-tree-test.sh
 
 # make apply, make kernel-config and make install/uninstall, on copies of
-# the packaged tree and into a scratch DESTDIR.
-$(RESULTS)/user-kernel.tap: $(BUILD)/series.applied tools FORCE
+# the packaged trees and into a scratch DESTDIR.
+$(RESULTS)/user-kernel.tap: $(BUILD)/series.applied $(BUILD)/series-6.1.applied tools FORCE
 	scripts/ci/result.sh run $@ scripts/build/user-kernel-test.sh
 
 # The collections' run_tests fail when a planted test fails, and pass on

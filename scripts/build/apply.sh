@@ -1,12 +1,17 @@
 #!/bin/bash
 # apply.sh: apply patches/series in order to a user's Linux tree (KSRC), with git am on a git tree and patch on a plain one, or leave the tree as it was.
 #
-# usage: KSRC=/path/to/linux apply.sh      (make apply KSRC=/path/to/linux)
+# usage: KSRC=/path/to/linux [PATCH_DIR=DIR] apply.sh      (make apply KSRC=/path/to/linux)
 #
-# Unlike kernel-tree.sh, which owns the trees it applies to, this touches
-# nothing in the user's tree but what the series changes: no reset, no refs.
+# The series is the one for the tree's Linux version (patches/6.1 for 6.1,
+# patches for 6.12), or PATCH_DIR's where given (patches/upstream for
+# kvm-x86/next). Unlike kernel-tree.sh, which owns the trees it applies
+# to, this touches nothing in the user's tree but what the series changes:
+# no reset, no refs.
 
 set -eu -o pipefail
+
+readonly GIVEN_PATCH_DIR=${PATCH_DIR:-}
 
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
@@ -14,6 +19,21 @@ set -eu -o pipefail
 # patch's options: no .orig or .rej files, no question asked. Not -s: the
 # "checking file" lines of a dry run name the file of each failing hunk.
 readonly PATCH_OPTS=(-p1 -f --no-backup-if-mismatch --reject-file=-)
+
+# PATCH_DIR for the Linux version of TREE, unless the user gave one.
+select_series()
+{
+	local tree=$1 version
+
+	[ -z "$GIVEN_PATCH_DIR" ] || return 0
+	version=$(kernel_version_of "$tree") || die "KSRC=$tree: its Makefile gives no Linux version"
+	case $version in
+	6.1.*) PATCH_DIR=$TOP_DIR/patches/6.1 ;;
+	6.12.*) PATCH_DIR=$TOP_DIR/patches ;;
+	*) die "KSRC=$tree is Linux $version: the series is here for 6.1 (patches/6.1) and 6.12 (patches), and for kvm-x86/next with PATCH_DIR=patches/upstream" ;;
+	esac
+	note "KSRC=$tree is Linux $version: the series of ${PATCH_DIR#"$TOP_DIR"/}"
+}
 
 # The whole series is there when its last patch reverses cleanly.
 check_not_applied()
@@ -87,9 +107,10 @@ main()
 	[ -n "${KSRC:-}" ] || die "give the tree to patch: make apply KSRC=/path/to/linux"
 	need_cmd git git
 	need_cmd patch patch
-	check_series
 	tree=$(kernel_tree)
 	check_kernel_tree "$tree"
+	select_series "$tree"
+	check_series
 	if is_git_tree "$tree"; then
 		check_git_clean "$tree"
 		check_not_applied "$tree"

@@ -1,10 +1,12 @@
 #!/bin/bash
-# user-kernel-test.sh: TAP tests of what a user runs for their own kernel: make apply on a git and a plain tree, make kernel-config, make install/uninstall.
+# user-kernel-test.sh: TAP tests of what a user runs for their own kernel: make apply on a git and a plain tree (6.12 and 6.1, another version refused), make kernel-config, make install/uninstall.
 #
 # The trees are a sparse clone and a plain copy of the packaged tree (or
 # KSRC's) at its base commit, under build/user-kernel-test: the source tree
 # is only read. A tree the series cannot go on is spoiled where the eighth
 # patch of nine applies: the seven before it are applied and must be undone.
+# The 6.1 tree is a plain copy of build/linux-6.1 (make check's, with
+# patches/6.1) at its base.
 
 # shellcheck source-path=SCRIPTDIR source=../lib/script-test.sh
 . "$(dirname "$0")/../lib/script-test.sh"
@@ -13,6 +15,7 @@ readonly CLONE=$WORK/git
 readonly PLAIN=$WORK/plain
 readonly DEST=$WORK/dest
 readonly APPLY=$TOP_DIR/scripts/build/apply.sh
+readonly TREE_6_1=$BUILD_DIR/linux-6.1
 readonly CONFIG=$TOP_DIR/scripts/build/user-config.sh
 # Touched by the documentation patch of the tracing series only.
 readonly SPOILED_FILE=Documentation/virt/kvm/x86/index.rst
@@ -127,6 +130,33 @@ test_plain_failing_patch()
 		expect_error "$SPOILED_FILE: Hunk #1 FAILED"
 }
 
+# make apply on a plain 6.1 tree takes patches/6.1 and gives the files
+# kernel-tree.sh's git am gave build/linux-6.1.
+test_apply_6_1()
+{
+	local base plain=$WORK/plain-6.1 expected=$WORK/expected-6.1
+
+	base=$(git -C "$TREE_6_1" rev-parse "$BASE_REF") || return 1
+	PATCH_DIR=$TOP_DIR/patches/6.1 export_files "$TREE_6_1" "$base" "$plain"
+	run_cmd KSRC="$plain" "$APPLY"
+	expect_success || return 1
+	grep -q "is Linux 6\.1\.[0-9]*: the series of patches/6\.1$" <<<"$OUT" ||
+		{ echo "# the 6.1 series not named"; show_out; return 1; }
+	PATCH_DIR=$TOP_DIR/patches/6.1 export_files "$TREE_6_1" HEAD "$expected"
+	diff -r "$expected" "$plain" >/dev/null || { echo "# the 6.1 tree differs from git am's"; return 1; }
+}
+
+# A tree of a version with no series is refused, the versions named.
+test_apply_other_version()
+{
+	local plain=$WORK/plain-6.5
+
+	export_files "$CLONE" "$BASE" "$plain"
+	sed -i 's/^PATCHLEVEL = .*/PATCHLEVEL = 5/' "$plain/Makefile"
+	expect_refused "$plain" "is Linux 6\.5\.[0-9]*: the series is here for 6\.1 (patches/6\.1) and 6\.12 (patches), and for kvm-x86/next with PATCH_DIR=patches/upstream" \
+		tree_sum "$plain"
+}
+
 # user-config.sh, what make kernel-config runs, on the clone into
 # WORK/config-ARCH, from tinyconfig for ARCH as a user's base: x86 (32-bit
 # there) lacks what KVM depends on, x86_64 has it.
@@ -200,7 +230,7 @@ main()
 		export_files "$CLONE" "$BASE" "$PLAIN" || ktap_exit_fail_msg "cannot copy $SOURCE at $BASE_REF"
 	readonly BASE
 
-	ktap_set_plan 11
+	ktap_set_plan 13
 	ktap_test_result "make apply on a git tree: one commit a patch, in series order" test_git_apply
 	ktap_test_result "make apply on a git tree with the series is refused, HEAD unchanged" test_git_applied_again
 	ktap_test_result "make apply on a plain tree gives the files git am gave" test_plain_apply
@@ -208,6 +238,9 @@ main()
 	ktap_test_result "a git tree a patch fails on: the patch and file named, HEAD back, clean" test_git_failing_patch
 	ktap_test_result "a dirty git tree is refused and left as it was" test_git_dirty
 	ktap_test_result "a plain tree a patch fails on: named, the applied reversed, tree byte-identical" test_plain_failing_patch
+	ktap_test_result "make apply on a plain 6.1 tree: patches/6.1, the files git am gave" test_apply_6_1
+	ktap_test_result "make apply on a Linux version with no series is refused, naming those there are" \
+		test_apply_other_version
 	ktap_test_result "make kernel-config from tinyconfig reports the changes, all snippet options in .config" test_config
 	ktap_test_result "make kernel-config names a snippet option its base cannot have" test_config_unmet
 	ktap_test_result "make install DESTDIR=: exactly the four files; both programs run" test_install

@@ -126,11 +126,14 @@ series_patches()
 	done
 }
 
-# The Linux version of the tree DIR. Without make's flags: under make the
-# jobserver's are there while its pipe is not passed on, and kbuild warns.
+# The Linux version of the tree DIR, as make kernelversion prints it, from
+# the head of its Makefile: no make, which would want the whole tree and,
+# under make, warn of a jobserver it is not given.
 kernel_version_of()
 {
-	MAKEFLAGS='' make -s -C "$1" kernelversion
+	awk -F ' *= *' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 } $1 == "SUBLEVEL" { s = $2 }
+		$1 == "EXTRAVERSION" { print v "." p "." s $2; found = 1; exit }
+		END { exit !found }' "$1/Makefile"
 }
 
 # The kernel tree the scripts work on: the user's KSRC or the packaged one.
