@@ -48,11 +48,11 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 	x86_64/vmx_close_while_nested_test x86_64/vmx_set_nested_state_test
 # What `make check` runs, each leaving its TAP in $(RESULTS)/NAME.tap.
 # Listing the longest VM runs first made the run slower (2,319 s against
-# 2,143 s): the two QEMU runs, vm and vm-debug, then ran side by side, in
-# 743 s and 1,026 s, against 636 s and 741 s each beside a Bochs run.
+# 2,143 s): the two longest QEMU runs then ran side by side, in 743 s and
+# 1,026 s, against 636 s and 741 s each beside a Bochs run.
 CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
-	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm vm-debug merge-e2e \
-	merge-e2e-debian-6.1 merge-e2e-debian-6.12
+	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm-debug merge-e2e \
+	merge-e2e-debian-6.1 merge-e2e-debian-6.12 merge-e2e-debian-vmx
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -161,10 +161,6 @@ $(1)/kvm_tsc_probe.ko: $(DKMS_SRC)/dkms.conf $(3) | deps
 		{ tail -20 $(1)/tree/kvm-tsc-trace/$(DKMS_VERSION)/build/make.log; exit 1; }
 	cp $(1)/tree/kvm-tsc-trace/$(DKMS_VERSION)/*/*/module/*.ko $(1)/
 endef
-
-# For the test kernel (the test kernel signs no modules: dkms finds no
-# sign-file there).
-$(eval $(call dkms_build,$(BUILD)/dkms/test,$(BUILD)/kernel,$(BUILD)/kernel/arch/x86/boot/bzImage))
 
 # Debian 12's stock kernels: 6.1, its default, and 6.12 beside it, their
 # image and headers packages unpacked under build/debian (nothing installed),
@@ -346,23 +342,15 @@ $(RESULTS)/$(1).tap: ksft $(BUILD)/kernel$(call vm_suffix,$(2))/arch/x86/boot/bz
 		sh scripts/guest/vm-checks.sh build/module$(call vm_suffix,$(2))/kvm_tsc_probe.ko $(4)
 endef
 
-# The test kernel under QEMU, with the probe's churn test, after the
-# probe dkms built loads.
-$(eval $(call vm_check,vm,test,--timeout 1800,--churn $(CHURN) --dkms build/dkms/test/kvm_tsc_probe.ko))
-$(RESULTS)/vm.tap: $(BUILD)/dkms/test/kvm_tsc_probe.ko
-
-# The same kernel and suites under Bochs, for Intel VMX, nested VMX and TSC
-# scaling; the probe's load cycles (not done after 5 minutes there) run
-# under QEMU only. Bochs has no 9p: the files the checks read go in the
-# initramfs.
+# The test kernel under Bochs, for Intel VMX, nested VMX and TSC scaling.
+# Bochs has no 9p: the files the checks read go in the initramfs.
 $(eval $(call vm_check,vm-vmx,test,--vmm bochs \
-	--files "build/selftests-install build/module scripts/guest/vm-checks.sh",--suites-only))
+	--files "build/selftests-install build/module scripts/guest/vm-checks.sh"))
 
 # The debug kernel runs the suites with the probe watching, and the probe's
-# churn with fewer cycles and VMs: under KASAN and TCG each costs several
-# times what it does on the test kernel. The other load/unload checks run on
-# the test kernel only.
-$(eval $(call vm_check,vm-debug,debug,--timeout 1800,--suites-only --churn $(DEBUG_CHURN)))
+# churn with fewer cycles and VMs than on Debian's 6.12: under KASAN and
+# TCG each costs several times as much.
+$(eval $(call vm_check,vm-debug,debug,--timeout 1800,--churn $(DEBUG_CHURN)))
 
 # The series' KVM modules for each Debian kernel, from its packaged tree
 # with the series (SERIES_STAMP) and its headers.
@@ -374,19 +362,20 @@ endef
 $(eval $(call debian_kvm_modules,6.1.0-56-amd64,$(BUILD)/series-6.1.applied,$(TREE_6.1)))
 $(eval $(call debian_kvm_modules,6.12.117+deb12-amd64,$(BUILD)/series.applied,$(TREE)))
 
-# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT): the check NAME boots
+# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT[, CHURN]): the check NAME boots
 # Debian's kernel KVER, as its packages have it, under QEMU, and runs the
 # collections installed in KSFT there with scripts/guest/stock-checks.sh:
 # on its own KVM, with the probe dkms built from its headers, then with the
-# series' KVM modules in place of its own.
+# series' KVM modules in place of its own, and there the probe's churn test
+# with CHURN's cycles and VMs where given.
 define debian_vm_check
 $(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko $(BUILD)/kvm-modules/$(2)/kvm.ko FORCE
 	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(BUILD)/debian/$(2)/root \
-		--timeout 1800 --silence 600 -- KSFT=$(4) \
+		--timeout 1800 --silence 600 -- KSFT=$(4) $(if $(5),CHURN_CYCLES=$(word 1,$(5)) CHURN_VMS=$(word 2,$(5))) \
 		sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko build/kvm-modules/$(2)
 endef
 $(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1))
-$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install))
+$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install,$(CHURN)))
 
 # The end-to-end recordings: scripts/e2e/e2e-test.sh records each
 # scenario in the test VM and e2e-check judges the traces and

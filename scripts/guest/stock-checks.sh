@@ -1,7 +1,7 @@
 #!/bin/sh
 # stock-checks.sh: what `make check` runs in the VM of a distribution's kernel: the collections on its own KVM, then with the series' KVM modules in place of its own.
 #
-# usage: [KSFT=DIR] stock-checks.sh PROBE_KO [SERIES_KVM_DIR]
+# usage: [KSFT=DIR] [CHURN_CYCLES=N CHURN_VMS=N] stock-checks.sh PROBE_KO [SERIES_KVM_DIR]
 #
 # Runs from /ktt under busybox sh (see vmtest.sh --kernel ROOT), PROBE_KO
 # and test_kvm_tsc.ko as dkms built them from the kernel's headers. Stock
@@ -10,8 +10,9 @@
 # fixes' reproducer, nested_tsc_restore_test, must fail. Then, with
 # SERIES_KVM_DIR's modules copied over the stock ones in the initramfs and
 # loaded, the probe attaches to all three and every test passes as on the
-# test kernel, the reproducer among them. The probe's churn test runs on
-# the test kernel only. Prints TAP.
+# test kernel, the reproducer among them, and, given CHURN_CYCLES and
+# CHURN_VMS, the probe's churn test (cycles_test.sh) with as many. Prints
+# TAP.
 
 KSFT=${KSFT:-build/selftests-install}
 readonly KSFT
@@ -38,11 +39,11 @@ check_attached()
 	echo "$result - $*"
 }
 
-# Every test of the collections but the churn and those named with -e.
+# Every test of the collections but those named with -e.
 run_tests_except()
 {
 	# shellcheck disable=SC2046 # one -t option a test
-	"$KSFT/run_kselftest.sh" $("$KSFT/run_kselftest.sh" -l | grep -vx -e "$CHURN_TEST" "$@" | sed 's/^/-t /')
+	"$KSFT/run_kselftest.sh" $("$KSFT/run_kselftest.sh" -l | grep -vx "$@" | sed 's/^/-t /')
 }
 
 check_reproducer_fails()
@@ -73,7 +74,7 @@ swap_in_series_kvm()
 check_attached "kvm_write_tsc_offset kvm
 kvm_write_tsc_multiplier waiting
 kvm_nested_tsc_offset waiting" "stock KVM: kvm_tsc_probe attaches to kvm_write_tsc_offset, waits for the series' two events"
-run_tests_except -e "$REPRODUCER"
+run_tests_except -e "$CHURN_TEST" -e "$REPRODUCER"
 check_reproducer_fails
 [ -n "$series_kvm" ] || exit 0
 
@@ -83,4 +84,8 @@ kvm_write_tsc_multiplier kvm
 kvm_nested_tsc_offset kvm" "the series' KVM: kvm_tsc_probe attaches to all three events"
 # As on the test kernel: what the series adds must be there.
 export KTT_TEST_KERNEL=1
-run_tests_except
+if [ -n "${CHURN_CYCLES:-}" ]; then
+	"$KSFT/run_kselftest.sh"
+else
+	run_tests_except -e "$CHURN_TEST"
+fi
