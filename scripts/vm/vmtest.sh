@@ -182,6 +182,23 @@ add_package_modules()
 	depmod -b "$VM_ROOT" "$KVER" || die "depmod failed on the VM's modules"
 }
 
+# A distribution host's bash and kmod (modprobe, modinfo, insmod, rmmod,
+# depmod), which busybox's applets stand in for elsewhere: a kernel
+# package's VM runs scripts/host/kvm-swap.sh as such a host does. Placed
+# before busybox installs its links, which leave these alone.
+add_host_tools()
+{
+	local tool
+
+	copy_with_libs bash "$VM_ROOT"
+	[ -e "$VM_ROOT/bin/bash" ] || ln -s "$(command -v bash)" "$VM_ROOT/bin/bash"
+	copy_with_libs kmod "$VM_ROOT"
+	mkdir -p "$VM_ROOT/sbin"
+	for tool in modprobe modinfo insmod rmmod depmod lsmod; do
+		ln -s "$(command -v kmod)" "$VM_ROOT/sbin/$tool"
+	done
+}
+
 # busybox, /init and the payload, the kernel's modules, and under Bochs
 # what the payload reads from /ktt. kselftest's runner calls
 # /usr/bin/timeout --foreground, which busybox's lacks; trace-cmd is for
@@ -193,7 +210,7 @@ build_initramfs()
 	need_cmd trace-cmd trace-cmd
 	start_root "$VM_ROOT" scripts/guest/guest-init.sh
 	copy_with_libs /usr/bin/timeout "$VM_ROOT"
-	[ -z "$PACKAGE_ROOT" ] || add_package_modules
+	[ -z "$PACKAGE_ROOT" ] || { add_package_modules && add_host_tools; }
 	# shellcheck disable=SC2086 # FILES is a list of paths, split on blanks
 	[ "$VMM" = bochs ] && add_ktt_files "$VM_ROOT" $MODROOT $FILES
 	for dir in "${ADD_DIRS[@]}"; do
