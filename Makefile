@@ -362,20 +362,22 @@ endef
 $(eval $(call debian_kvm_modules,6.1.0-56-amd64,$(BUILD)/series-6.1.applied,$(TREE_6.1)))
 $(eval $(call debian_kvm_modules,6.12.117+deb12-amd64,$(BUILD)/series.applied,$(TREE)))
 
-# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT[, CHURN]): the check NAME boots
+# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT, OTHER_KVER[, CHURN]): the check NAME boots
 # Debian's kernel KVER, as its packages have it, under QEMU, and runs the
 # collections installed in KSFT there with scripts/guest/stock-checks.sh:
 # on its own KVM, with the probe dkms built from its headers, then with the
-# series' KVM modules in place of its own, and there the probe's churn test
-# with CHURN's cycles and VMs where given.
+# series' KVM modules in place of its own (scripts/host/kvm-swap.sh, which
+# must refuse OTHER_KVER's first), and there the probe's churn test with
+# CHURN's cycles and VMs where given.
 define debian_vm_check
-$(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko $(BUILD)/kvm-modules/$(2)/kvm.ko FORCE
+$(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko $(BUILD)/kvm-modules/$(2)/kvm.ko \
+		$(BUILD)/kvm-modules/$(5)/kvm.ko FORCE
 	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(BUILD)/debian/$(2)/root \
-		--timeout 1800 --silence 600 -- KSFT=$(4) $(if $(5),CHURN_CYCLES=$(word 1,$(5)) CHURN_VMS=$(word 2,$(5))) \
-		sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko build/kvm-modules/$(2)
+		--timeout 1800 --silence 600 -- KSFT=$(4) $(if $(6),CHURN_CYCLES=$(word 1,$(6)) CHURN_VMS=$(word 2,$(6))) \
+		sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko build/kvm-modules/$(2) build/kvm-modules/$(5)
 endef
-$(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1))
-$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install,$(CHURN)))
+$(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1,6.12.117+deb12-amd64))
+$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install,6.1.0-56-amd64,$(CHURN)))
 
 # The end-to-end recordings: scripts/e2e/e2e-test.sh records each
 # scenario in the test VM and e2e-check judges the traces and

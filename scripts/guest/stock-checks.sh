@@ -1,27 +1,30 @@
 #!/bin/sh
 # stock-checks.sh: what `make check` runs in the VM of a distribution's kernel: the collections on its own KVM, then with the series' KVM modules in place of its own.
 #
-# usage: [KSFT=DIR] [CHURN_CYCLES=N CHURN_VMS=N] stock-checks.sh PROBE_KO [SERIES_KVM_DIR]
+# usage: [KSFT=DIR] [CHURN_CYCLES=N CHURN_VMS=N] stock-checks.sh PROBE_KO [SERIES_KVM_DIR OTHER_KVM_DIR]
 #
 # Runs from /ktt under busybox sh (see vmtest.sh --kernel ROOT), PROBE_KO
 # and test_kvm_tsc.ko as dkms built them from the kernel's headers. Stock
 # KVM has kvm_write_tsc_offset alone: the probe attaches to it and waits
 # for the other two, the tests of those skip naming the series, and the
-# fixes' reproducer, nested_tsc_restore_test, must fail. Then, with
-# SERIES_KVM_DIR's modules copied over the stock ones in the initramfs and
-# loaded, the probe attaches to all three and every test passes as on the
+# fixes' reproducer, nested_tsc_restore_test, must fail. Then
+# scripts/host/kvm-swap.sh, as a user runs it, refuses OTHER_KVM_DIR's
+# modules (another kernel's), swaps SERIES_KVM_DIR's in and installs them:
+# the probe attaches to all three events and every test passes as on the
 # test kernel, the reproducer among them, and, given CHURN_CYCLES and
-# CHURN_VMS, the probe's churn test (cycles_test.sh) with as many. Prints
-# TAP.
+# CHURN_VMS, the probe's churn test (cycles_test.sh) with as many. Last,
+# kvm-swap.sh uninstall and restore bring the stock KVM back. Prints TAP.
 
 KSFT=${KSFT:-build/selftests-install}
 readonly KSFT
 readonly REPRODUCER=kvm:nested_tsc_restore_test
 readonly CHURN_TEST=kvm_tsc_probe:cycles_test.sh
 readonly ATTACHED=/sys/kernel/debug/kvm_tsc_probe/attached
+readonly SWAP=scripts/host/kvm-swap.sh
 
 ko=$1
 series_kvm=${2:-}
+other_kvm=${3:-}
 # The modules built for the kernel that runs, not the test kernel's copies
 # installed with the tests.
 export KVM_TSC_PROBE_KO="/ktt/$ko"
@@ -57,18 +60,47 @@ check_reproducer_fails()
 	echo "$result - ${REPRODUCER#kvm:} fails on stock KVM (status $status): L1's TSC is stale after a nested exit"
 }
 
-# The series' kvm.ko and vendor modules over the stock ones, which the
-# module tests' modprobe then loads too.
+# Whether the loaded KVM has the series' events.
+series_loaded()
+{
+	[ -d /sys/kernel/tracing/events/kvm/kvm_write_tsc_multiplier ]
+}
+
+# One line of TAP: ok where the command succeeded and the loaded KVM is
+# the series' as WANT (yes or no) says; the command's output as comments.
+swap_step()
+{
+	want=$1 what=$2
+	shift 2
+	out=$(bash "$SWAP" "$@" 2>&1)
+	status=$?
+	echo "$out" | sed 's/^/# /'
+	result="not ok"
+	loaded=no
+	series_loaded && loaded=yes
+	[ "$status" = 0 ] && [ "$loaded" = "$want" ] && result=ok
+	echo "$result - $what"
+}
+
+# The series' KVM as a user puts it in. kvm-swap.sh reads the options
+# guest-init.sh gave from modprobe.d; once installed, the series' modules
+# are what the tests' own modprobe loads too.
 swap_in_series_kvm()
 {
-	vendor=kvm_amd
-	grep -qw vmx /proc/cpuinfo && vendor=kvm_intel
 	! grep -q '^kvm_tsc_probe ' /proc/modules || rmmod kvm_tsc_probe
+	mkdir -p /etc/modprobe.d
+	printf 'options %s\n' 'kvm force_emulation_prefix=1' 'kvm_amd nested=1' 'kvm_intel nested=1' \
+		>/etc/modprobe.d/kvm-tsc-trace.conf
+	out=$(bash "$SWAP" swap "$other_kvm" 2>&1)
+	status=$?
+	echo "$out" | sed 's/^/# /'
 	result="not ok"
-	rmmod "$vendor" kvm &&
-		cp "/ktt/$series_kvm"/kvm*.ko "/lib/modules/$(uname -r)/kernel/arch/x86/kvm/" &&
-		modprobe kvm force_emulation_prefix=1 && modprobe "$vendor" nested=1 && result=ok
-	echo "$result - the series' KVM modules load in place of the stock ones"
+	[ "$status" != 0 ] && echo "$out" | grep -q "vermagic .*build for $(uname -r)" && ! series_loaded &&
+		[ -d /sys/module/kvm ] && result=ok
+	echo "$result - kvm-swap.sh swap refuses another kernel's KVM modules by their vermagic, the stock KVM left loaded"
+	swap_step yes "kvm-swap.sh swap loads the series' KVM modules in place of the stock ones" swap "$series_kvm"
+	swap_step yes "kvm-swap.sh install copies them where modprobe finds them first" install "$series_kvm"
+	swap_step yes "kvm-swap.sh restore: modprobe loads the installed series' KVM modules" restore
 }
 
 check_attached "kvm_write_tsc_offset kvm
@@ -89,3 +121,6 @@ if [ -n "${CHURN_CYCLES:-}" ]; then
 else
 	run_tests_except -e "$CHURN_TEST"
 fi
+! grep -q '^kvm_tsc_probe ' /proc/modules || rmmod kvm_tsc_probe
+swap_step yes "kvm-swap.sh uninstall removes them, the loaded ones left alone" uninstall
+swap_step no "kvm-swap.sh restore: the stock KVM modules again" restore
