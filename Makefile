@@ -424,16 +424,13 @@ endef
 $(eval $(call debian_e2e_check,debian-6.1,6.1.0-56-amd64))
 $(eval $(call debian_e2e_check,debian-6.12,6.12.117+deb12-amd64))
 
-# Scenario own on Debian's 6.12 and its own KVM under Bochs, not part of
-# check (the kernel's boot alone takes minutes there): L1 created during
-# the recording at half L0's rate, a multiplier that only record-host.sh
-# stop's snapshot tells.
+# Scenario own on Debian's 6.12 and its own KVM under Bochs: L1 created
+# during the recording at half L0's rate, a multiplier that only
+# record-host.sh stop's snapshot tells.
 $(RESULTS)/merge-e2e-debian-vmx.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz \
 		$(BUILD)/debian/6.12.117+deb12-amd64/packages FORCE
 	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --kernel $(BUILD)/debian/6.12.117+deb12-amd64/root \
 		--dir $(BUILD)/vmtest-e2e-debian-vmx --set l1_tsc_khz=1750000 $(E2E_SCENARIOS)/own.scenario
-
-merge-e2e-debian-vmx: $(RESULTS)/merge-e2e-debian-vmx.tap
 
 # Scenario linux-n alone, not part of check (L2's boot alone takes
 # minutes): L1 boots a Linux guest of its own, which traces itself.
@@ -476,4 +473,4 @@ clean:
 FORCE:
 
 .PHONY: all deps deps-build deps-tools apply kernel-config install uninstall kernel module kvm-modules dkms-src selftests module-tests kvm-selftests ksft ksft-6.1 tools e2e-check check fuzz fuzz-seeds \
-	series-check merge-e2e-linux-n merge-e2e-vmx-nested merge-e2e-debian-vmx demo clean FORCE
+	series-check merge-e2e-linux-n merge-e2e-vmx-nested demo clean FORCE
