@@ -52,7 +52,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # 1,026 s, against 636 s and 741 s each beside a Bochs run.
 CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
 	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm-debug merge-e2e \
-	merge-e2e-debian-6.1 merge-e2e-debian-6.12 merge-e2e-debian-vmx
+	merge-e2e-debian-6.1 merge-e2e-debian-6.12 merge-e2e-debian-vmx vm-debian-6.12-vmx
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -362,22 +362,30 @@ endef
 $(eval $(call debian_kvm_modules,6.1.0-56-amd64,$(BUILD)/series-6.1.applied,$(TREE_6.1)))
 $(eval $(call debian_kvm_modules,6.12.117+deb12-amd64,$(BUILD)/series.applied,$(TREE)))
 
-# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT, OTHER_KVER[, CHURN]): the check NAME boots
-# Debian's kernel KVER, as its packages have it, under QEMU, and runs the
-# collections installed in KSFT there with scripts/guest/stock-checks.sh:
-# on its own KVM, with the probe dkms built from its headers, then with the
-# series' KVM modules in place of its own (scripts/host/kvm-swap.sh, which
-# must refuse OTHER_KVER's first), and there the probe's churn test with
-# CHURN's cycles and VMs where given.
+# debian_vm_check(NAME, KVER, KSFT_TARGET, KSFT, OTHER_KVER, ENV[, VMTEST_OPTIONS]):
+# the check NAME boots Debian's kernel KVER, as its packages have it, under
+# QEMU (or as VMTEST_OPTIONS say), and runs the collections installed in
+# KSFT there with scripts/guest/stock-checks.sh and ENV: on its own KVM,
+# with the probe dkms built from its headers, then with the series' KVM
+# modules in place of its own (scripts/host/kvm-swap.sh, which must refuse
+# OTHER_KVER's first).
 define debian_vm_check
 $(RESULTS)/$(1).tap: $(3) $(BUILD)/dkms/$(2)/kvm_tsc_probe.ko $(BUILD)/kvm-modules/$(2)/kvm.ko \
 		$(BUILD)/kvm-modules/$(5)/kvm.ko FORCE
 	scripts/ci/result.sh run $$@ scripts/vm/vmtest.sh --dir $(BUILD)/$(1) --kernel $(BUILD)/debian/$(2)/root \
-		--timeout 1800 --silence 600 -- KSFT=$(4) $(if $(6),CHURN_CYCLES=$(word 1,$(6)) CHURN_VMS=$(word 2,$(6))) \
+		--timeout 1800 --silence 600 $(7) -- KSFT=$(4) $(6) \
 		sh scripts/guest/stock-checks.sh build/dkms/$(2)/kvm_tsc_probe.ko build/kvm-modules/$(2) build/kvm-modules/$(5)
 endef
+# On 6.12 with the series' modules, the probe's churn test too.
 $(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1,6.12.117+deb12-amd64))
-$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install,6.1.0-56-amd64,$(CHURN)))
+$(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install,6.1.0-56-amd64,\
+	CHURN_CYCLES=$(word 1,$(CHURN)) CHURN_VMS=$(word 2,$(CHURN))))
+# Under Bochs (VMX), where Debian's 6.12 boots in about two minutes, the
+# fixes' reproducer alone, whose VMX failed-entry case QEMU cannot run.
+# Bochs has no 9p: the files go in the initramfs.
+$(eval $(call debian_vm_check,vm-debian-6.12-vmx,6.12.117+deb12-amd64,ksft,build/selftests-install,6.1.0-56-amd64,\
+	REPRODUCER_ONLY=1,--vmm bochs --files "build/selftests-install/kvm/nested_tsc_restore_test \
+	build/dkms/6.12.117+deb12-amd64 build/kvm-modules scripts/guest/stock-checks.sh scripts/host scripts/lib"))
 
 # The end-to-end recordings: scripts/e2e/e2e-test.sh records each
 # scenario in the test VM and e2e-check judges the traces and
