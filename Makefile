@@ -52,7 +52,7 @@ KVM_TESTS := x86_64/tsc_tracepoint_test x86_64/nested_tsc_restore_test \
 # 1,026 s, against 636 s and 741 s each beside a Bochs run.
 CHECKS := shellcheck tools fuzz-replay series kernel-tree user-kernel run-tests-exit module-build \
 	vm-debian-6.1 vm-debian-6.12 vmtest e2e-hang vm-vmx merge-e2e-vmx vm-debug merge-e2e \
-	merge-e2e-debian-6.1 merge-e2e-debian-6.12 merge-e2e-debian-vmx vm-debian-6.12-vmx
+	merge-e2e-debian-6.1 merge-e2e-debian-6.12 merge-e2e-debian-vmx vm-debian-6.1-vmx vm-debian-6.12-vmx
 # kvm_tsc_probe's churn test: load/unload cycles, then VMs with it loaded.
 CHURN := 1000 10000
 DEBUG_CHURN := 100 1000
@@ -380,12 +380,15 @@ endef
 $(eval $(call debian_vm_check,vm-debian-6.1,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1,6.12.117+deb12-amd64))
 $(eval $(call debian_vm_check,vm-debian-6.12,6.12.117+deb12-amd64,ksft,build/selftests-install,6.1.0-56-amd64,\
 	CHURN_CYCLES=$(word 1,$(CHURN)) CHURN_VMS=$(word 2,$(CHURN))))
-# Under Bochs (VMX), where Debian's 6.12 boots in about two minutes, the
+# Under Bochs (VMX), where Debian's kernels boot in about two minutes, the
 # fixes' reproducer alone, whose VMX failed-entry case QEMU cannot run.
 # Bochs has no 9p: the files go in the initramfs.
+debian_vmx_options = --vmm bochs --files "$(1)/kvm/nested_tsc_restore_test build/dkms/$(2) build/kvm-modules \
+	scripts/guest/stock-checks.sh scripts/host scripts/lib"
+$(eval $(call debian_vm_check,vm-debian-6.1-vmx,6.1.0-56-amd64,ksft-6.1,build/selftests-install-6.1,6.12.117+deb12-amd64,\
+	REPRODUCER_ONLY=1,$(call debian_vmx_options,build/selftests-install-6.1,6.1.0-56-amd64)))
 $(eval $(call debian_vm_check,vm-debian-6.12-vmx,6.12.117+deb12-amd64,ksft,build/selftests-install,6.1.0-56-amd64,\
-	REPRODUCER_ONLY=1,--vmm bochs --files "build/selftests-install/kvm/nested_tsc_restore_test \
-	build/dkms/6.12.117+deb12-amd64 build/kvm-modules scripts/guest/stock-checks.sh scripts/host scripts/lib"))
+	REPRODUCER_ONLY=1,$(call debian_vmx_options,build/selftests-install,6.12.117+deb12-amd64)))
 
 # The end-to-end recordings: scripts/e2e/e2e-test.sh records each
 # scenario in the test VM and e2e-check judges the traces and
