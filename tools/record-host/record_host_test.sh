@@ -350,8 +350,8 @@ record_snapshot()
 	fi
 	echo "# the snapshots in $name.dat, as trace-cmd report shows them:"
 	sed 's/^/#   /' "$WORK/$name.snapshot"
-	sed '/^kvm-tsc-snapshot end /q' "$WORK/$name.snapshot" >"$WORK/$name.start-snapshot"
-	sed '1,/^kvm-tsc-snapshot end /d' "$WORK/$name.snapshot" >"$WORK/$name.stop-snapshot"
+	awk '{ print } /^kvm-tsc-snapshot end / { exit }' "$WORK/$name.snapshot" >"$WORK/$name.start-snapshot"
+	awk 'stop { print } /^kvm-tsc-snapshot end / { stop = 1 }' "$WORK/$name.snapshot" >"$WORK/$name.stop-snapshot"
 	[ -s "$WORK/$name.stop-snapshot" ] || { echo "# no second snapshot, stop's, after start's end line"; return 1; }
 }
 
