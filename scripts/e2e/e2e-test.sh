@@ -34,7 +34,7 @@ readonly POLL_SLACK=15
 
 ROOT=
 VMM=qemu
-KERNEL=test
+KERNEL='test'
 VM_DIR=$BUILD_DIR/vmtest-e2e
 HANG=
 SETS=()
