@@ -6,8 +6,9 @@
 # Boots the test VM (L0, one CPU: the user guide says why) under --vmm
 # (default qemu) on --kernel (vmtest.sh's: default the test kernel, or a
 # distribution kernel's unpacked root) in --dir (default
-# build/vmtest-e2e), with the guests' root that guest-root.sh filled in --root, where record-pair.sh records
-# every SCENARIO (scripts/e2e/scenarios/MODE.scenario) into
+# build/vmtest-e2e), with the guests' root that guest-root.sh filled in
+# --root, where record-pair.sh records every SCENARIO
+# (scripts/e2e/scenarios/MODE.scenario) into
 # DIR/export/MODE; e2e-check (tools/e2e-check) then prints the TAP. --set
 # changes a key in every scenario (the Bochs run gives L1 a TSC rate of its
 # own through TSC scaling: --set l1_tsc_khz=1750000). --hang tests the

@@ -11,8 +11,9 @@
 # the guest says "ready", this level "go" once it records, the guest its
 # "status", and this level "quit" once its recording has stopped: the
 # guest still runs when record-host.sh stop writes its snapshot, and
-# trace-cmd record -A has the guest's trace by then. Each step is printed, and the guest's console relayed
-# now and then, so that a level above sees this one go on printing.
+# trace-cmd record -A has the guest's trace by then. Each step is
+# printed, and the guest's console relayed now and then, so that a level
+# above sees this one go on printing.
 # /export/MODE gets host.dat, guest.dat and the guest's console and logs
 # (in mode linux-n, L1's own export under l1/). Exit status: 0, all
 # recorded; 4 after "# SKIP reason", no guest can run here; 1 after a line

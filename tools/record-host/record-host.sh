@@ -28,8 +28,8 @@
 # TSC scaling. The end line always ends a snapshot, with 0 VMs too (a VM
 # destroyed meanwhile may have fewer vcpu lines than vCPUs); tsc_scaling
 # says whether KVM scales TSCs, where kvm_tsc_scaling() can tell. stop's
-# snapshot has no tsc_khz line. Where debugfs cannot be read, the file has no snapshot:
-# only VMs started after the recording can be merged.
+# snapshot has no tsc_khz line. Where debugfs cannot be read, the file has
+# no snapshot: only VMs started after the recording can be merged.
 #
 # The tracefs instance of its own keeps the top-level buffer untouched.
 # A recording killed with SIGKILL (trace-cmd, or the OOM killer) leaves the
