@@ -425,23 +425,21 @@ $(RESULTS)/merge-e2e-vmx.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.g
 	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --dir $(BUILD)/vmtest-e2e-vmx \
 		--set l1_tsc_khz=1750000 $(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario)
 
-# The three recipes on each Debian kernel's own KVM, under QEMU: only
-# kvm_write_tsc_offset and record-host.sh's two snapshots tell the merge.
+# debian_e2e_check(NAME, KVER, OPTIONS, SCENARIOS): the check merge-e2e-NAME
+# records SCENARIOS with L0 on Debian's kernel KVER and its own KVM, where
+# only kvm_write_tsc_offset and record-host.sh's two snapshots tell the
+# merge; e2e-test.sh's OPTIONS.
 define debian_e2e_check
 $(RESULTS)/merge-e2e-$(1).tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz $(BUILD)/debian/$(2)/packages FORCE
-	scripts/ci/result.sh run $$@ $(E2E_TEST) --kernel $(BUILD)/debian/$(2)/root --dir $(BUILD)/vmtest-e2e-$(1) \
-		$(addprefix $(E2E_SCENARIOS)/,own.scenario agent.scenario late.scenario)
+	scripts/ci/result.sh run $$@ $(E2E_TEST) $(3) --kernel $(BUILD)/debian/$(2)/root --dir $(BUILD)/vmtest-e2e-$(1) \
+		$(addprefix $(E2E_SCENARIOS)/,$(4))
 endef
-$(eval $(call debian_e2e_check,debian-6.1,6.1.0-56-amd64))
-$(eval $(call debian_e2e_check,debian-6.12,6.12.117+deb12-amd64))
-
-# Scenario own on Debian's 6.12 and its own KVM under Bochs: L1 created
-# during the recording at half L0's rate, a multiplier that only
-# record-host.sh stop's snapshot tells.
-$(RESULTS)/merge-e2e-debian-vmx.tap: tools e2e-check $(BUILD)/e2e-root/e2e/guest.cpio.gz \
-		$(BUILD)/debian/6.12.117+deb12-amd64/packages FORCE
-	scripts/ci/result.sh run $@ $(E2E_TEST) --vmm bochs --kernel $(BUILD)/debian/6.12.117+deb12-amd64/root \
-		--dir $(BUILD)/vmtest-e2e-debian-vmx --set l1_tsc_khz=1750000 $(E2E_SCENARIOS)/own.scenario
+# The three recipes under QEMU.
+$(eval $(call debian_e2e_check,debian-6.1,6.1.0-56-amd64,,own.scenario agent.scenario late.scenario))
+$(eval $(call debian_e2e_check,debian-6.12,6.12.117+deb12-amd64,,own.scenario agent.scenario late.scenario))
+# Scenario own under Bochs: L1 created during the recording at half L0's
+# rate, a multiplier that only record-host.sh stop's snapshot tells.
+$(eval $(call debian_e2e_check,debian-vmx,6.12.117+deb12-amd64,--vmm bochs --set l1_tsc_khz=1750000,own.scenario))
 
 # Scenario linux-n alone, not part of check (L2's boot alone takes
 # minutes): L1 boots a Linux guest of its own, which traces itself.
