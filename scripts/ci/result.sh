@@ -38,6 +38,21 @@ run()
 	return 1
 }
 
+# The failures again at the end of the log, where a reader of its tail
+# looks: each check's first failure with the lines that led to it, then
+# every failed result.
+show_failures()
+{
+	local result
+
+	for result in "$@"; do
+		grep -q '^not ok' "$result" || continue
+		echo "# $(basename "$result" .tap): its first failure, and what came before it:"
+		grep -B 12 -m 1 '^not ok' "$result" | sed 's/^/#   /'
+	done
+	grep -h '^not ok' "$@" | sed 's/^/# failed: /'
+}
+
 tally()
 {
 	local result results pass=0 fail=0 skip=0
@@ -55,6 +70,7 @@ tally()
 		fail=$((fail + $(cat "$@" | grep -c '^not ok ')))
 		# Subtests skipped inside a test that passed are not counted; say which.
 		grep -h '^# \(# \)*ok .*# SKIP' "$@" | sed 's/^[# ]*/# skipped inside a passing test: /'
+		show_failures "$@"
 	fi
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" = 0 ]
