@@ -198,7 +198,9 @@ agent_recorder_started()
 }
 
 # trace-cmd record -A, started again until it finds the guest's QEMU by its
-# CID (the clock it sets is x86-tsc only then).
+# CID (the clock it sets is x86-tsc only then). Each start and stop can
+# take minutes under TCG: each is said, so that the level above does not
+# take this one for stalled.
 start_agent_recorder()
 {
 	local events='' ev attempt
@@ -213,6 +215,7 @@ start_agent_recorder()
 	set -- --compression none -e sched:sched_switch
 	[ -d "$TRACEFS/events/msr/write_msr" ] && set -- "$@" -e msr:write_msr -f msr==0x10
 	for attempt in $(seq "$AGENT_ATTEMPTS"); do
+		echo "# $mode: $(seconds) s: trace-cmd record -A, start $attempt of $AGENT_ATTEMPTS"
 		echo "== attempt $attempt: trace-cmd record --compression none -o $W/trace.dat$events -A guest@$GUEST_CID $*" \
 			>>"$W/recorder.log"
 		rm -f "$W/trace.dat" "$W/trace-guest.dat"
@@ -223,6 +226,7 @@ start_agent_recorder()
 		wait_until "$AGENT_TIMEOUT" agent_recorder_started ||
 			{ fail "trace-cmd record -A did not start recording within ${AGENT_TIMEOUT}s"; return 1; }
 		grep -q '\[x86-tsc\]' "$TRACEFS/trace_clock" && return 0
+		echo "# $mode: $(seconds) s: trace-cmd record -A did not find the guest's QEMU; stopping it"
 		echo "== trace-cmd did not find the guest's QEMU; stopped" >>"$W/recorder.log"
 		stop_agent_recorder || return 1
 	done
