@@ -130,8 +130,7 @@ show_console()
 }
 
 # 2, told with what QEMU said and the guest's last words: the guest's QEMU
-# exited before the guest gave what was waited for (under TCG, a guest
-# that faults in its boot).
+# exited before the guest gave what was waited for.
 tell_guest_exit()
 {
 	local status
@@ -338,9 +337,9 @@ record_attempt()
 
 # SCENARIO recorded once more, from the start, when the first attempt
 # failed for what says nothing of what is recorded: under TCG a nested
-# guest now and then triple-faults in its boot, and trace-cmd's time
-# sync over vsock can miss its deadlines. The first attempt's files are
-# kept in DEST/attempt-1.
+# guest's QEMU now and then exits in the guest's boot with nothing in its
+# log but warnings, and trace-cmd record -A now and then records without
+# its kvm time sync. The first attempt's files are kept in DEST/attempt-1.
 record_scenario()
 {
 	local status
